@@ -1,0 +1,47 @@
+"""tformer — the shared implementation behind *Attention, Executed*.
+
+Each idea of the book lives in one module, named after the concept:
+
+``attention``   scaled dot-product attention, softmax, a per-query loop, a single head
+``masks``       causal, padding, combined and sliding-window masks
+``positions``   sinusoidal, learned and rotary (RoPE) positions
+``multihead``   splitting/merging heads, multi-head self- and cross-attention, KV cache
+``layers``      LayerNorm, MLP, pre-/post-norm Transformer blocks, decoder block
+``model``       a GPT-style decoder, presets, parameter and FLOP counts
+``generation``  greedy / temperature / top-k sampling, KV-cache decoding
+``efficient``   tiled exact attention (online softmax), sliding windows
+``interp``      attention patterns, per-head outputs, ablations
+``data``        small deterministic datasets and a shipped public-domain text
+``plots``       the book's figure style and helpers
+``checks``      the exercise checkers; ``grade`` the notebook grader
+"""
+
+from __future__ import annotations
+
+import torch
+
+from tformer.attention import (
+    AttentionResult,
+    SelfAttention,
+    attention_loop,
+    scaled_dot_product_attention,
+    self_attention_param_count,
+    softmax,
+)
+
+__version__ = "1.0.0"
+
+__all__ = [
+    "AttentionResult",
+    "SelfAttention",
+    "attention_loop",
+    "device",
+    "scaled_dot_product_attention",
+    "self_attention_param_count",
+    "softmax",
+]
+
+
+def device() -> torch.device:
+    """``cuda`` when a GPU is present, otherwise ``cpu`` — the book never requires a GPU."""
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")

@@ -1,0 +1,152 @@
+"""The book's figure style and shared plotting helpers.
+
+* :data:`PALETTE` — the Okabe–Ito colour-blind-safe palette; :data:`SCALED` and :data:`UNSCALED`
+  name the two colours used whenever a figure compares scaled and unscaled attention.
+* :func:`use_book_style` — rcParams for every figure: readable at 100 % zoom, opaque white
+  background (so figures stay legible in the theme's dark mode).
+* :func:`heatmap` — an attention matrix with **queries as rows and keys as columns**, optional
+  value annotations on small matrices.
+* :func:`to_jshtml` — turn a ``matplotlib.animation`` into a scrubbable HTML widget, the static
+  stand-in for an ipywidgets slider.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from matplotlib.animation import Animation
+from matplotlib.axes import Axes
+from matplotlib.image import AxesImage
+
+PALETTE: dict[str, str] = {
+    "blue": "#0072B2",
+    "orange": "#E69F00",
+    "green": "#009E73",
+    "vermillion": "#D55E00",
+    "sky": "#56B4E9",
+    "purple": "#CC79A7",
+    "yellow": "#F0E442",
+    "black": "#000000",
+}
+SCALED = PALETTE["blue"]
+UNSCALED = PALETTE["orange"]
+CYCLE = [PALETTE[name] for name in ("blue", "orange", "green", "vermillion", "sky", "purple")]
+SEQUENTIAL_CMAP = "viridis"
+DIVERGING_CMAP = "RdBu_r"
+
+BOOK_STYLE: dict[str, object] = {
+    "figure.figsize": (6.4, 4.0),
+    "figure.dpi": 100,
+    "savefig.dpi": 110,
+    "figure.facecolor": "white",
+    "axes.facecolor": "white",
+    "savefig.facecolor": "white",
+    "savefig.transparent": False,
+    "savefig.bbox": "tight",
+    "font.size": 11,
+    "axes.titlesize": 12,
+    "axes.labelsize": 11,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.prop_cycle": mpl.cycler(color=CYCLE),
+    "axes.grid": False,
+    "legend.frameon": False,
+    "image.cmap": SEQUENTIAL_CMAP,
+    "animation.embed_limit": 8.0,  # MB; pages stay under 3 MB by keeping frames few and small
+}
+
+
+def use_book_style() -> None:
+    """Apply the book's rcParams (call once per notebook; ``import tformer`` does it for you)."""
+    mpl.rcParams.update(BOOK_STYLE)
+    try:  # inline backend: render PNG at a crisp but light resolution
+        from matplotlib_inline.backend_inline import set_matplotlib_formats
+
+        set_matplotlib_formats("png")
+    except ImportError:  # pragma: no cover - only outside IPython
+        pass
+
+
+def _as_matrix(matrix) -> np.ndarray:
+    if isinstance(matrix, torch.Tensor):
+        matrix = matrix.detach().cpu().numpy()
+    matrix = np.asarray(matrix, dtype=float)
+    if matrix.ndim != 2:
+        raise ValueError(f"heatmap expects a 2-D matrix (queries, keys), got shape {matrix.shape}")
+    return matrix
+
+
+def heatmap(
+    matrix,
+    ax: Axes | None = None,
+    *,
+    row_labels: Sequence[str] | None = None,
+    col_labels: Sequence[str] | None = None,
+    annotate: bool | None = None,
+    fmt: str = "{:.2f}",
+    cmap: str = SEQUENTIAL_CMAP,
+    vmin: float | None = None,
+    vmax: float | None = None,
+    title: str | None = None,
+    xlabel: str = "key position",
+    ylabel: str = "query position",
+    colorbar: bool = True,
+) -> AxesImage:
+    """Draw ``matrix`` ``(queries, keys)`` as a heat-map: row ``i`` is query ``i``.
+
+    ``annotate`` (default: on when the matrix is at most 10 × 10) writes each value in its cell,
+    in black or white, whichever contrasts with the cell colour. Masked entries (``-inf``/NaN)
+    are drawn in light grey and annotated with "−∞".
+    """
+    matrix = _as_matrix(matrix)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(0.6 * matrix.shape[1] + 2.2, 0.6 * matrix.shape[0] + 1.2))
+    finite = np.isfinite(matrix)
+    shown = np.ma.masked_where(~finite, matrix)
+    colormap = mpl.colormaps[cmap].copy()
+    colormap.set_bad("#dddddd")
+    image = ax.imshow(shown, cmap=colormap, vmin=vmin, vmax=vmax, aspect="auto")
+    n_rows, n_cols = matrix.shape
+    ax.set_xticks(range(n_cols), labels=col_labels if col_labels is not None else range(n_cols))
+    ax.set_yticks(range(n_rows), labels=row_labels if row_labels is not None else range(n_rows))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.tick_params(length=0)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    if title:
+        ax.set_title(title)
+    if annotate is None:
+        annotate = n_rows <= 10 and n_cols <= 10
+    if annotate:
+        norm = image.norm
+        for i in range(n_rows):
+            for j in range(n_cols):
+                if not finite[i, j]:
+                    ax.text(j, i, "−∞", ha="center", va="center", color="#555555")
+                    continue
+                shade = colormap(norm(matrix[i, j]))
+                luminance = 0.299 * shade[0] + 0.587 * shade[1] + 0.114 * shade[2]
+                ax.text(
+                    j, i, fmt.format(matrix[i, j]), ha="center", va="center",
+                    color="black" if luminance > 0.5 else "white", fontsize=10,
+                )
+    if colorbar:
+        ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    return image
+
+
+def to_jshtml(animation: Animation, *, default_mode: str = "once"):
+    """Render an animation as a self-contained, scrubbable HTML player (``IPython.display.HTML``).
+
+    The figure behind the animation is closed so the notebook does not also show a still copy.
+    """
+    from IPython.display import HTML
+
+    html = animation.to_jshtml(default_mode=default_mode)
+    plt.close(animation._fig)  # noqa: SLF001 - matplotlib keeps the figure only privately
+    return HTML(html)
