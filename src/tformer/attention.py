@@ -223,3 +223,60 @@ class SelfAttention(nn.Module):
         return scaled_dot_product_attention(
             self.W_Q(x), self.W_K(x), self.W_V(x), mask, scale=scale
         )
+
+
+def _check_probability_rows(weights: Tensorish, name: str) -> torch.Tensor:
+    weights = as_float_tensor(weights, name)
+    check_ndim(weights, name, range(1, 9), "(..., T_k)")
+    if torch.isnan(weights).any():
+        raise ValueError(f"{name} contain NaN (a softmax over a fully masked row?)")
+    if (weights < 0).any():
+        raise ValueError(f"{name} must be non-negative: each row is a distribution over keys")
+    sums = weights.sum(dim=-1)
+    if not torch.allclose(sums, torch.ones_like(sums), atol=1e-4):
+        raise ValueError(
+            f"each row of {name} must sum to 1 over the key axis (dim=-1); the row sums range "
+            f"from {sums.min().item():.4g} to {sums.max().item():.4g}"
+        )
+    return weights
+
+
+def softmax_jacobian(weights: Tensorish) -> torch.Tensor:
+    """Jacobian of the softmax at its output ``p``: ``J = diag(p) − p pᵀ``.
+
+    ``weights`` ``(..., T_k)`` are softmax outputs (each row sums to 1); the result has shape
+    ``(..., T_k, T_k)`` with ``J[..., i, j] = ∂p_i / ∂s_j = p_i (δ_ij − p_j)``. ``J`` is
+    symmetric, its rows sum to 0 (adding a constant to every score changes nothing) and its
+    trace is ``1 − Σ p_i²``, largest for uniform weights and 0 for a one-hot row.
+    """
+    weights = _check_probability_rows(weights, "weights")
+    return torch.diag_embed(weights) - weights.unsqueeze(-1) * weights.unsqueeze(-2)
+
+
+def entropy(weights: Tensorish) -> torch.Tensor:
+    """Entropy in nats of each row of attention ``weights`` ``(..., T_k)`` → shape ``(...)``.
+
+    ``H(p) = −Σ_j p_j ln p_j`` with ``0 · ln 0 = 0``, so masked (zero) weights contribute
+    nothing. It ranges from 0 (all weight on one key) to ``ln T_k`` (uniform weights).
+    """
+    weights = _check_probability_rows(weights, "weights")
+    return -torch.special.xlogy(weights, weights).sum(dim=-1)
+
+
+def self_attention_multiply_adds(
+    T: int, d: int, d_k: int | None = None, d_v: int | None = None
+) -> dict[str, int]:
+    """Multiply-adds of one self-attention head on ``T`` tokens of width ``d`` (biases ignored).
+
+    Returns ``{"projections": T·d·(2·d_k + d_v), "scores": T²·d_k, "mixing": T²·d_v,
+    "total": …}``; with ``d_k = d_v = d`` that is ``3Td² + T²d_k + T²d_v``. The projections
+    grow linearly in ``T``, scores and mixing quadratically.
+    """
+    d_k = d if d_k is None else d_k
+    d_v = d if d_v is None else d_v
+    for name, value in (("T", T), ("d", d), ("d_k", d_k), ("d_v", d_v)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    parts = {"projections": T * d * (2 * d_k + d_v), "scores": T * T * d_k, "mixing": T * T * d_v}
+    parts["total"] = sum(parts.values())
+    return parts
