@@ -1,0 +1,141 @@
+"""A small shipped text corpus and a character tokenizer (chapter 10).
+
+The corpus, ``tiny_tales.txt`` (about 75 KB), is **generated**, not transcribed: a seeded random
+walk through the small grammar below writes short sentences about a village, its animals and its
+weather. It was written for this book and is dedicated to the public domain (CC0), so the book
+ships it without any licence question and without a download. ``python -m tformer.data.text``
+regenerates it byte for byte (a test checks that the shipped file matches the generator).
+
+Why not a classic novel? A character-level model that trains in well under a minute on a laptop
+CPU only gets a few hundred steps; text with a small vocabulary and a regular structure lets it
+show real progress (words, then phrases, then sentence shapes) inside that budget.
+
+* :func:`load_text` — the corpus as one string.
+* :class:`CharTokenizer` — characters to integer ids and back.
+* :func:`make_batch` — a random batch of ``(inputs, targets)`` windows, targets shifted by one.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+CORPUS_FILE = Path(__file__).with_name("tiny_tales.txt")
+CORPUS_SEED = 2017
+CORPUS_SENTENCES = 1400
+
+_NAMES = ["Anna", "Ben", "Clara", "Dev", "Ella", "Finn", "Greta", "Hugo", "Ida", "Jonas"]
+_ANIMALS = ["cat", "dog", "fox", "hen", "goat", "owl", "mouse", "horse", "duck", "frog"]
+_PLACES = ["the mill", "the river", "the market", "the old bridge", "the garden", "the hill",
+           "the bakery", "the forest", "the well", "the school"]
+_THINGS = ["a red apple", "a warm loaf", "a blue kite", "a small bell", "a wooden boat",
+           "a jar of honey", "a lost key", "a letter", "a basket of eggs", "a green hat"]
+_ADJECTIVES = ["quiet", "bright", "sleepy", "clever", "muddy", "happy", "hungry", "brave"]
+_WEATHER = ["the rain fell softly", "the sun was warm", "the wind blew from the sea",
+            "snow covered the roofs", "a fog rolled over the fields", "the sky was clear"]
+_TIMES = ["in the morning", "at noon", "in the evening", "at night", "on Monday", "after lunch"]
+
+
+def _sentence(rng: random.Random) -> str:
+    name, other = rng.sample(_NAMES, 2)
+    animal = rng.choice(_ANIMALS)
+    place, place2 = rng.sample(_PLACES, 2)
+    thing = rng.choice(_THINGS)
+    adjective = rng.choice(_ADJECTIVES)
+    time = rng.choice(_TIMES)
+    templates = [
+        f"{time}, {name} walked to {place} with the {adjective} {animal}.",
+        f"{name} found {thing} near {place}.",
+        f"the {adjective} {animal} followed {name} from {place} to {place2}.",
+        f"{rng.choice(_WEATHER)}, so {name} stayed at {place}.",
+        f"{name} gave {thing} to {other}, and {other} said thank you.",
+        f"\"where is the {animal}?\" asked {name}. \"Near {place},\" said {other}.",
+        f"{time} the {animal} was {adjective}, and {rng.choice(_WEATHER)}.",
+        f"{name} and {other} carried {thing} over {place}.",
+        f"every day {name} fed the {animal} {time}.",
+    ]
+    return rng.choice(templates)
+
+
+def generate_corpus(n_sentences: int = CORPUS_SENTENCES, seed: int = CORPUS_SEED) -> str:
+    """The corpus text: ``n_sentences`` sentences from the grammar, paragraphs of 3–6 sentences."""
+    rng = random.Random(seed)
+    paragraphs, sentences = [], []
+    target = rng.randint(3, 6)
+    for _ in range(n_sentences):
+        sentence = _sentence(rng)
+        first = 1 if sentence.startswith('"') else 0  # capitalise the first letter
+        sentences.append(sentence[:first] + sentence[first].upper() + sentence[first + 1 :])
+        if len(sentences) == target:
+            paragraphs.append(" ".join(sentences))
+            sentences, target = [], rng.randint(3, 6)
+    if sentences:
+        paragraphs.append(" ".join(sentences))
+    return "\n\n".join(paragraphs) + "\n"
+
+
+def load_text() -> str:
+    """The shipped corpus ``tiny_tales.txt`` as one string (no network, no download)."""
+    return CORPUS_FILE.read_text(encoding="utf-8")
+
+
+@dataclass
+class CharTokenizer:
+    """Characters ↔ integer ids; the vocabulary is the sorted set of characters in ``text``.
+
+    ``encode(str) -> (T,) long tensor``; ``decode(ids) -> str``; ``n_vocab`` ids in total.
+    """
+
+    chars: list[str]
+
+    @classmethod
+    def from_text(cls, text: str) -> CharTokenizer:
+        return cls(sorted(set(text)))
+
+    def __post_init__(self) -> None:
+        self._index = {char: i for i, char in enumerate(self.chars)}
+
+    @property
+    def n_vocab(self) -> int:
+        return len(self.chars)
+
+    def encode(self, text: str) -> torch.Tensor:
+        unknown = sorted(set(text) - set(self._index))
+        if unknown:
+            raise ValueError(f"characters not in the vocabulary: {unknown!r}")
+        return torch.tensor([self._index[char] for char in text], dtype=torch.long)
+
+    def decode(self, ids) -> str:
+        ids = ids.tolist() if isinstance(ids, torch.Tensor) else list(ids)
+        if any(not 0 <= i < self.n_vocab for i in ids):
+            raise ValueError(f"ids must lie in [0, {self.n_vocab}), got {ids}")
+        return "".join(self.chars[i] for i in ids)
+
+
+def make_batch(
+    data: torch.Tensor,
+    batch_size: int,
+    block_size: int,
+    *,
+    generator: torch.Generator | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """A random batch of windows from ``data`` (1-D long tensor of token ids).
+
+    Returns ``inputs`` and ``targets``, both ``(batch_size, block_size)``, with
+    ``targets[b, t] == inputs[b, t + 1]``: the target at every position is the next token.
+    """
+    if data.ndim != 1:
+        raise ValueError(f"data must be a 1-D tensor of token ids, got shape {tuple(data.shape)}")
+    if len(data) <= block_size:
+        raise ValueError(f"data has {len(data)} tokens; need more than block_size={block_size}")
+    starts = torch.randint(len(data) - block_size, (batch_size,), generator=generator)
+    windows = torch.stack([data[start : start + block_size + 1] for start in starts.tolist()])
+    return windows[:, :-1], windows[:, 1:]
+
+
+if __name__ == "__main__":  # regenerate the shipped file
+    CORPUS_FILE.write_text(generate_corpus(), encoding="utf-8")
+    print(f"wrote {CORPUS_FILE} ({CORPUS_FILE.stat().st_size:,} bytes)")
