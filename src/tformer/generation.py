@@ -78,3 +78,46 @@ def generate(
         step_input = next_token[:, None]
     model.train(was_training)
     return tokens
+
+
+@torch.no_grad()
+def beam_search(
+    model: GPT, prompt: torch.Tensor, n_new: int, *, beam_width: int = 4
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Beam search: keep the ``beam_width`` most probable continuations at every step.
+
+    Args:
+        model: a decoder mapping tokens ``(B, T)`` to logits ``(B, T, n_vocab)``.
+        prompt: one prompt, ``(T,)`` or ``(1, T)`` token ids.
+        n_new: tokens to add.
+        beam_width: beams kept per step (``1`` is greedy decoding).
+
+    Returns:
+        ``(sequences, log_probs)``: ``(beam_width, T + n_new)`` token ids sorted best first and
+        ``(beam_width,)`` total log-probabilities of their ``n_new`` new tokens. With
+        ``beam_width ≥ n_vocab ** (n_new − 1)`` no prefix is ever dropped and the first row is
+        the most probable continuation overall.
+    """
+    prompt = torch.as_tensor(prompt)
+    if prompt.ndim == 1:
+        prompt = prompt[None]
+    if prompt.ndim != 2 or prompt.shape[0] != 1 or prompt.shape[1] < 1:
+        raise ValueError(f"beam_search takes one prompt (T,) or (1, T), got {tuple(prompt.shape)}")
+    if beam_width < 1 or n_new < 1:
+        raise ValueError(f"beam_width and n_new must be ≥ 1, got {beam_width} and {n_new}")
+    if prompt.shape[1] + n_new > model.config.n_ctx and model.config.positions == "learned":
+        raise ValueError(
+            f"prompt ({prompt.shape[1]}) + n_new ({n_new}) exceeds n_ctx = {model.config.n_ctx}"
+        )
+    was_training = model.training
+    model.eval()
+    sequences = prompt.long()
+    scores = torch.zeros(1, dtype=torch.float64)
+    for _ in range(n_new):
+        log_probs = torch.log_softmax(model(sequences)[:, -1].double(), dim=-1)  # (beams, n_vocab)
+        candidates = (scores[:, None] + log_probs).flatten()
+        scores, flat = torch.topk(candidates, min(beam_width, candidates.numel()))
+        n_vocab = log_probs.shape[-1]
+        sequences = torch.cat([sequences[flat // n_vocab], (flat % n_vocab)[:, None]], dim=1)
+    model.train(was_training)
+    return sequences, scores
