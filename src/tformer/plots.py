@@ -95,12 +95,14 @@ def heatmap(
     xlabel: str = "key position",
     ylabel: str = "query position",
     colorbar: bool = True,
+    masked_text: str = "−∞",
 ) -> AxesImage:
     """Draw ``matrix`` ``(queries, keys)`` as a heat-map: row ``i`` is query ``i``.
 
     ``annotate`` (default: on when the matrix is at most 10 × 10) writes each value in its cell,
     in black or white, whichever contrasts with the cell colour. Masked entries (``-inf``/NaN)
-    are drawn in light grey and annotated with "−∞".
+    are drawn in light grey and annotated with ``masked_text`` ("−∞" for scores; pass e.g. ``""``
+    for weights, whose hidden entries are zero).
     """
     matrix = _as_matrix(matrix)
     if ax is None:
@@ -127,7 +129,7 @@ def heatmap(
         for i in range(n_rows):
             for j in range(n_cols):
                 if not finite[i, j]:
-                    ax.text(j, i, "−∞", ha="center", va="center", color="#555555")
+                    ax.text(j, i, masked_text, ha="center", va="center", color="#555555")
                     continue
                 shade = colormap(norm(matrix[i, j]))
                 luminance = 0.299 * shade[0] + 0.587 * shade[1] + 0.114 * shade[2]
