@@ -66,7 +66,8 @@ def test_additive_boolean_round_trip_and_errors():
     additive = to_additive(mask)
     assert set(additive.unique().tolist()) == {0.0, float("-inf")}
     assert torch.equal(to_boolean(additive), mask)
-    finfo_style = torch.zeros(3).masked_fill(torch.tensor([False, True, False]), torch.finfo(torch.float32).min)
+    most_negative = torch.finfo(torch.float32).min
+    finfo_style = torch.zeros(3).masked_fill(torch.tensor([False, True, False]), most_negative)
     assert to_boolean(finfo_style).tolist() == [True, False, True]
     with pytest.raises(TypeError, match="expects a boolean mask"):
         to_additive(additive)
