@@ -3,12 +3,24 @@
 A checker is a function decorated with :func:`exercise`. Its body inspects the reader's answer
 and either returns (passed) or raises :class:`Wrong` with a *specific* hint. The decorator turns
 everything into a :class:`Verdict`, prints one line and records it in :data:`RESULTS` (read by the
-grader). It never lets an exception escape: a missing answer (``None``, ``...``) is "not
-attempted", an unexpected failure inside the checker is reported as "error", never a traceback.
+grader, :mod:`tformer.grade`). It never lets an exception escape: a missing answer (``None``,
+``...``) is "not attempted", an unexpected failure inside the checker is reported as "error",
+never a traceback.
 
 Comparison helpers (:func:`expect_number`, :func:`expect_tensor`, :func:`call_reader`) produce
 the hints the book promises: the wrong axis named, rows that do not sum to 1, NaN from a fully
-masked row, an answer off only by rounding.
+masked row, an answer off only by rounding. They accept anything a reader may pass (``None``,
+strings, dicts, ragged lists, objects whose ``__array__`` raises, huge arrays) and turn it into
+:class:`Wrong` / :class:`NotAttempted`, never into a crash.
+
+Answer cells print their result with :func:`show` / :func:`show_call`: deterministic, rounded,
+and a stub prints "not attempted yet" instead of raising, so a reader's copy runs cleanly.
+
+A checker in ``tformer/checks/chNN.py`` looks like this::
+
+    @exercise("02.1", "Weights of the first query")
+    def ex1(answer) -> None:
+        expect_tensor(answer, EXPECTED, name="the weights", axes=("keys",), rounding_tol=5e-3)
 """
 
 from __future__ import annotations
@@ -24,6 +36,8 @@ import torch
 
 Status = Literal["passed", "wrong", "not attempted", "error"]
 SYMBOLS: dict[str, str] = {"passed": "✓", "wrong": "✗", "not attempted": "…", "error": "!"}
+MAX_MESSAGE = 300
+"""Hints longer than this are cut (a reader's exception message can be arbitrarily long)."""
 
 RESULTS: dict[str, dict[str, str]] = {}
 """Verdicts recorded in this kernel, keyed by exercise id (``"02.1"``); read by the grader."""
@@ -53,11 +67,25 @@ class Verdict:
         line = f"{SYMBOLS[self.status]} Exercise {self.exercise}: {self.status}"
         return f"{line} — {self.message}" if self.message else line
 
-    def _repr_html_(self) -> str:  # the plain line is enough; no HTML needed
+    def _repr_html_(self) -> str:  # the printed line is enough; no second copy in HTML
         return ""
 
     def __repr__(self) -> str:
         return str(self)
+
+
+def _shorten(text: str, limit: int = MAX_MESSAGE) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _describe(error: BaseException) -> str:
+    """``TypeError: message`` for an exception, robust to a ``__str__`` that itself raises."""
+    try:
+        message = str(error)
+    except Exception:  # noqa: BLE001
+        message = "<unprintable message>"
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__
 
 
 def is_missing(answer: Any) -> bool:
@@ -66,7 +94,13 @@ def is_missing(answer: Any) -> bool:
 
 
 def exercise(exercise_id: str, title: str = "") -> Callable:
-    """Decorate a checker body ``check(answer, *args)``; see the module docstring."""
+    """Decorate a checker body ``check(answer, *args)``; see the module docstring.
+
+    The decorated checker takes the reader's answer (default ``None``), never raises (only a
+    ``KeyboardInterrupt`` passes through, so an interrupted kernel stays interruptible), prints
+    one line and returns a :class:`Verdict`. It carries ``exercise_id`` and ``title`` attributes,
+    which the grader uses to list a chapter's exercises.
+    """
 
     def decorate(body: Callable[..., Any]) -> Callable[..., Verdict]:
         @functools.wraps(body)
@@ -77,12 +111,14 @@ def exercise(exercise_id: str, title: str = "") -> Callable:
                 body(answer, *args, **kwargs)
                 verdict = Verdict(exercise_id, "passed")
             except Wrong as wrong:
-                verdict = Verdict(exercise_id, "wrong", str(wrong))
+                verdict = Verdict(exercise_id, "wrong", _shorten(_message(wrong)))
             except NotAttempted as missing:
-                verdict = Verdict(exercise_id, "not attempted", str(missing))
-            except Exception as error:  # noqa: BLE001 - a checker must never raise
+                verdict = Verdict(exercise_id, "not attempted", _shorten(_message(missing)))
+            except KeyboardInterrupt:
+                raise
+            except BaseException as error:  # noqa: BLE001 - a checker must never raise
                 verdict = Verdict(
-                    exercise_id, "error", f"the check could not run: {type(error).__name__}: {error}"
+                    exercise_id, "error", _shorten(f"the check could not run: {_describe(error)}")
                 )
             RESULTS[exercise_id] = asdict(verdict)
             print(verdict)
@@ -95,17 +131,53 @@ def exercise(exercise_id: str, title: str = "") -> Callable:
     return decorate
 
 
-def to_array(answer: Any, name: str = "your answer") -> np.ndarray:
-    """Convert a reader's tensor / array / list / number to a float64 numpy array, or raise Wrong."""
-    if isinstance(answer, torch.Tensor):
-        answer = answer.detach().cpu().numpy()
+def _message(error: BaseException) -> str:
     try:
+        return str(error)
+    except Exception:  # noqa: BLE001
+        return ""
+
+
+def to_array(answer: Any, name: str = "your answer") -> np.ndarray:
+    """Convert a reader's tensor / array / list / number to a float64 numpy array, or raise Wrong.
+
+    Strings, dicts, sets, ``None`` inside lists, ragged lists, complex numbers and objects whose
+    conversion fails in any way all become a :class:`Wrong` that names ``name``.
+    """
+    if is_missing(answer):
+        raise NotAttempted(f"{name} is still the placeholder; replace it with your answer")
+    if isinstance(answer, str | bytes):
+        raise Wrong(f"{name} should be numbers, got the text {_shorten(repr(answer), 40)}")
+    if isinstance(answer, dict | set | frozenset):
+        raise Wrong(f"{name} should be numbers (a tensor, array or list), got a {type(answer).__name__}")
+    try:
+        if isinstance(answer, torch.Tensor):
+            if answer.is_complex():
+                raise Wrong(f"{name} should be real numbers, got a complex tensor")
+            answer = answer.detach().to("cpu", torch.float64).numpy()
+        if isinstance(answer, np.ndarray) and np.iscomplexobj(answer):
+            raise Wrong(f"{name} should be real numbers, got a complex array")
         array = np.asarray(answer, dtype=float)
-    except (TypeError, ValueError):
+    except Wrong:
+        raise
+    except Exception as error:  # noqa: BLE001 - ragged lists, failing __array__, anything
+        kind = type(answer).__name__
+        if isinstance(answer, list | tuple):
+            hint = "a list of lists whose rows have different lengths, or non-numbers inside"
+            raise Wrong(f"{name} should be numbers of a regular shape; got {hint}") from None
         raise Wrong(
-            f"{name} should be numbers (a tensor, array or list), got {type(answer).__name__}"
+            f"{name} should be numbers (a tensor, array or list), got {kind} "
+            f"({_shorten(_describe(error), 80)})"
         ) from None
     return array
+
+
+def _is_number_like(answer: Any) -> bool:
+    if isinstance(answer, bool | np.bool_):
+        return False
+    if isinstance(answer, int | float | np.number):
+        return True
+    return isinstance(answer, torch.Tensor | np.ndarray)
 
 
 def expect_number(
@@ -119,10 +191,15 @@ def expect_number(
 ) -> None:
     """Raise :class:`Wrong` unless ``answer`` is a number close to ``expected``.
 
-    ``rounding_tol``: an answer within this distance (but outside ``rel_tol``/``abs_tol``) is
-    called "off by rounding" — e.g. the reader typed 0.53 for 0.532.
+    Accepts Python/numpy numbers and one-element tensors/arrays. ``rounding_tol``: an answer
+    within this distance (but outside ``rel_tol``/``abs_tol``) is called "off by rounding" —
+    e.g. the reader typed 0.53 for 0.532.
     """
-    if isinstance(answer, bool) or not isinstance(answer, int | float | np.number | torch.Tensor):
+    if is_missing(answer):
+        raise NotAttempted(f"{name} is still the placeholder; replace it with your answer")
+    if isinstance(answer, str):
+        raise Wrong(f"{name} should be a number, not the text {_shorten(repr(answer), 40)}")
+    if not _is_number_like(answer):
         raise Wrong(f"{name} should be a single number, got {type(answer).__name__}")
     value = to_array(answer, name)
     if value.size != 1:
@@ -130,11 +207,20 @@ def expect_number(
     value = float(value.reshape(()))
     if math.isnan(value):
         raise Wrong(f"{name} is NaN — look for a division by zero or a fully masked row")
+    if math.isinf(value):
+        raise Wrong(f"{name} is infinite — look for an overflow, a log of 0 or a division by 0")
     if math.isclose(value, expected, rel_tol=rel_tol, abs_tol=abs_tol):
         return
     if rounding_tol is not None and abs(value - expected) <= rounding_tol:
         raise Wrong(f"{name} = {value:g} is off only by rounding; keep more digits")
     raise Wrong(f"{name} = {value:g} is not right")
+
+
+def _axis_names(axes: Sequence[str] | None, ndim: int) -> list[str]:
+    names = [str(axis) for axis in axes] if axes is not None else []
+    if len(names) < ndim:  # name the leading (batch-like) axes generically
+        names = [f"axis {i}" for i in range(ndim - len(names))] + names
+    return names[-ndim:] if ndim else []
 
 
 def expect_tensor(
@@ -150,26 +236,28 @@ def expect_tensor(
 ) -> None:
     """Raise :class:`Wrong` unless ``answer`` matches ``expected`` (shape first, then values).
 
-    ``axes`` names the axes (e.g. ``("queries", "keys")``) so a shape mismatch says which axis is
-    wrong, and a transposed answer is recognised. ``rows_sum_to_one`` adds the softmax-axis hint
-    for attention weights.
+    ``axes`` names the trailing axes (e.g. ``("queries", "keys")``) so a shape mismatch says
+    which axis is wrong, and a transposed answer is recognised. ``rows_sum_to_one`` adds the
+    softmax-axis hint for attention weights. NaN and ±inf in the answer get their own hints.
     """
     value = to_array(answer, name)
-    target = to_array(expected, "expected")
-    axes = list(axes) if axes is not None else [f"axis {i}" for i in range(target.ndim)]
+    target = np.asarray(to_array(expected, "expected"), dtype=float)
+    names = _axis_names(axes, target.ndim)
     if value.shape != target.shape:
-        if value.ndim == 2 and value.shape == target.shape[::-1]:
+        if value.ndim == target.ndim >= 2 and value.shape == target.shape[:-2] + target.shape[
+            -1:-3:-1
+        ]:
             raise Wrong(
                 f"{name} has shape {value.shape}, the transpose of the expected {target.shape} "
-                f"({' × '.join(axes)}); tokens are rows in this book"
+                f"({' × '.join(names)}); tokens are rows in this book"
             )
         if value.ndim != target.ndim:
             raise Wrong(
                 f"{name} has {value.ndim} axes {value.shape}; expected {target.ndim} axes "
-                f"({', '.join(axes)}) of shape {target.shape}"
+                f"({', '.join(names) or 'a single number'}) of shape {target.shape}"
             )
         bad = [
-            f"{axes[i]} has size {value.shape[i]}, expected {target.shape[i]}"
+            f"{names[i]} has size {value.shape[i]}, expected {target.shape[i]}"
             for i in range(target.ndim)
             if value.shape[i] != target.shape[i]
         ]
@@ -178,6 +266,11 @@ def expect_tensor(
         raise Wrong(
             f"{name} contains NaN — typically a softmax over a fully masked row "
             "(every score −∞); check the mask"
+        )
+    if np.isinf(value).any() and not np.isinf(target).any():
+        raise Wrong(
+            f"{name} contains ±inf — masked scores are −∞ only before the softmax; "
+            "look for an overflow or a division by 0"
         )
     if np.allclose(value, target, atol=atol, rtol=rtol):
         return
@@ -190,10 +283,15 @@ def expect_tensor(
                     f"the columns of {name} sum to 1 but the rows do not — the softmax ran over "
                     "queries; it must run over the key axis (dim=-1)"
                 )
-            raise Wrong(f"the rows of {name} should sum to 1 (softmax over keys); they sum to {sums.round(3)}")
+            shown = np.array2string(np.round(sums, 3), threshold=6, edgeitems=2)
+            raise Wrong(f"the rows of {name} should sum to 1 (softmax over keys); they sum to {shown}")
     if rounding_tol is not None and np.allclose(value, target, atol=rounding_tol, rtol=0):
         raise Wrong(f"{name} is off only by rounding; keep more digits")
-    worst = np.unravel_index(np.abs(value - target).argmax(), target.shape)
+    if value.ndim >= 2 and np.allclose(np.swapaxes(value, -1, -2), target, atol=atol, rtol=rtol):
+        raise Wrong(f"{name} is the transpose of the expected matrix; tokens are rows in this book")
+    difference = np.abs(value - target)
+    difference[np.isnan(difference)] = np.inf
+    worst = np.unravel_index(int(difference.argmax()), target.shape)
     raise Wrong(
         f"{name} differs from the expected values; the largest difference is at index "
         f"{tuple(int(i) for i in worst)}: {value[worst]:.4g} instead of {target[worst]:.4g}"
@@ -201,7 +299,11 @@ def expect_tensor(
 
 
 def call_reader(function: Any, *args: Any, name: str = "your function", **kwargs: Any) -> Any:
-    """Call a reader's function; turn a stub, a non-callable or any exception into a verdict."""
+    """Call a reader's function; turn a stub, a non-callable or any exception into a verdict.
+
+    ``NotImplementedError`` (the stub body) becomes :class:`NotAttempted`; any other exception,
+    ``SystemExit`` included, becomes :class:`Wrong` naming the exception.
+    """
     if is_missing(function):
         raise NotAttempted("define the function and run the cell again")
     if not callable(function):
@@ -210,5 +312,92 @@ def call_reader(function: Any, *args: Any, name: str = "your function", **kwargs
         return function(*args, **kwargs)
     except NotImplementedError:
         raise NotAttempted(f"{name} still raises NotImplementedError — fill in its body") from None
-    except Exception as error:  # noqa: BLE001 - the reader's code may fail in any way
-        raise Wrong(f"{name} raised {type(error).__name__}: {error}") from None
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # noqa: BLE001 - the reader's code may fail in any way
+        raise Wrong(f"{name} raised {_shorten(_describe(error), 200)}") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# Answer cells: deterministic, rounded printing that never raises on a stub.
+
+NOT_ATTEMPTED_LINE = "(not attempted yet)"
+
+
+def format_value(value: Any, digits: int = 4) -> str:
+    """A deterministic text for a number / tensor / array / list / dict, rounded to ``digits``.
+
+    ``-0.0`` prints as ``0.0``; tensors and arrays print as numpy arrays with fixed precision,
+    so the text is the same on every machine (what nbval compares).
+    """
+    if is_missing(value):
+        return NOT_ATTEMPTED_LINE
+    if isinstance(value, bool | np.bool_ | str | int | np.integer):
+        return repr(value.item() if isinstance(value, np.generic) else value)
+    if isinstance(value, float | np.floating):
+        rounded = round(float(value), digits) + 0.0
+        return repr(rounded)
+    if isinstance(value, torch.Size):
+        return repr(tuple(value))
+    if isinstance(value, dict):
+        items = ", ".join(f"{key!r}: {format_value(item, digits)}" for key, item in value.items())
+        return "{" + items + "}"
+    if isinstance(value, torch.Tensor | np.ndarray) or (
+        isinstance(value, list | tuple) and value and not isinstance(value[0], str | dict)
+    ):
+        try:
+            array = to_array(value)
+        except (Wrong, NotAttempted):
+            return repr(value)
+        if array.ndim == 0:
+            return format_value(float(array), digits)
+        rounded = np.round(array, digits) + 0.0
+        return np.array2string(
+            rounded, precision=digits, floatmode="maxprec_equal", suppress_small=True,
+            separator=", ", threshold=200,
+        )
+    return repr(value)
+
+
+def show(answer: Any, digits: int = 4) -> None:
+    """Print ``answer`` rounded to ``digits`` (see :func:`format_value`); a stub prints
+    ``(not attempted yet)``. Use it in answer cells: ``show(answer)``."""
+    try:
+        text = format_value(answer, digits)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # noqa: BLE001 - an answer cell must not raise
+        text = f"(could not print the answer: {_shorten(_describe(error), 120)})"
+    print(text)
+
+
+def show_call(function: Any, *args: Any, digits: int = 4, **kwargs: Any) -> None:
+    """Call the reader's ``function(*args, **kwargs)`` and :func:`show` the result.
+
+    A stub (``None`` or a body that raises ``NotImplementedError``) prints ``(not attempted
+    yet)``; any other exception prints one line naming it. Never raises.
+    """
+    try:
+        result = call_reader(function, *args, **kwargs)
+    except NotAttempted:
+        print(NOT_ATTEMPTED_LINE)
+        return
+    except Wrong as wrong:
+        print(f"({_shorten(_message(wrong), 200)})")
+        return
+    show(result, digits)
+
+
+def summary() -> None:
+    """Print every verdict recorded in this kernel and the total (no file needed; Colab-friendly)."""
+    if not RESULTS:
+        print("No exercise has been checked in this session yet.")
+        return
+    for key in sorted(RESULTS, key=_exercise_sort_key):
+        print(Verdict(**RESULTS[key]))
+    passed = sum(result["status"] == "passed" for result in RESULTS.values())
+    print(f"Total: {passed}/{len(RESULTS)} passed")
+
+
+def _exercise_sort_key(exercise_id: str) -> tuple:
+    return tuple(int(part) if part.isdigit() else 0 for part in str(exercise_id).split("."))
