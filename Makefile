@@ -1,0 +1,86 @@
+# Attention, Executed — two commands on a fresh machine:
+#   make book   set everything up, execute every notebook, build the HTML into _build/html
+#   make test   set everything up, run ruff and the whole pytest suite (units, notebook policy,
+#               nbval on solutions/, the book build, the browser test)
+# Set-up steps leave stamp files (.stamp-*), so a second `make` skips them.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := book
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PY := $(BIN)/python
+CHROMIUM := /usr/bin/chromium
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+
+# Test-run options: nbval in lax mode on the solution notebooks (only cells tagged
+# nbval-check-output are compared), sanitised; notebooks under tests/ are grader fixtures, not
+# regression tests.
+PYTEST_ARGS := tests $(wildcard solutions) --nbval-lax --nbval-sanitize-with tests/nbval_sanitize.cfg \
+	--ignore-glob='*/tests/*.ipynb' --ignore-glob='*/tests/**/*.ipynb'
+
+.PHONY: setup book test exercises bench clean distclean
+
+setup: .stamp-venv .stamp-assets .stamp-chromium
+
+# Python: a venv with every pin from requirements.txt (torch is the CPU wheel), then tformer
+# itself without dependencies so nothing can pull another torch build.
+.stamp-venv: requirements.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps -e .
+	touch $@
+
+# Offline JavaScript (MathJax 3, the ipywidgets embed manager), pinned in package-lock.json.
+# Only the files a page can load are copied to vendor/ (served as _build/html/_static/...).
+MJ := node_modules/mathjax/es5
+WM := node_modules/@jupyter-widgets/html-manager
+.stamp-assets: package.json package-lock.json
+	npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	rm -rf vendor
+	mkdir -p vendor/mathjax/input/tex vendor/mathjax/output/chtml vendor/widgets
+	cp $(MJ)/tex-chtml.js vendor/mathjax/
+	cp -r $(MJ)/input/tex/extensions vendor/mathjax/input/tex/
+	cp -r $(MJ)/output/chtml/fonts vendor/mathjax/output/chtml/
+	cp -r $(MJ)/a11y $(MJ)/sre $(MJ)/ui $(MJ)/adaptors vendor/mathjax/
+	cp node_modules/mathjax/LICENSE vendor/mathjax/LICENSE
+	cp $(WM)/dist/embed.js $(WM)/dist/embed.js.LICENSE.txt vendor/widgets/
+	cp $(WM)/dist/*.woff2 $(WM)/dist/*.woff vendor/widgets/
+	printf 'mathjax %s (Apache-2.0)\n@jupyter-widgets/html-manager %s (BSD-3-Clause)\n' \
+		"$$(node -p "require('./node_modules/mathjax/package.json').version")" \
+		"$$(node -p "require('./$(WM)/package.json').version")" > vendor/VERSIONS.txt
+	touch $@
+
+# Headless Chromium for the browser test, and a CJK font so the glossary's Chinese terms
+# show in screenshots (Debian packages).
+.stamp-chromium:
+	if [ ! -x $(CHROMIUM) ]; then \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium fonts-wqy-microhei; \
+	fi
+	touch $@
+
+book: setup
+	$(BIN)/jupyter-book build . -W --keep-going
+
+test: setup
+	$(BIN)/ruff check .
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+# Regenerate the reader's exercise notebooks and the book's exercise pages from solutions/.
+exercises: setup
+	$(PY) -m tformer.exercises.generate
+
+bench: setup
+	@for script in bench/*.py; do \
+		echo "== $$script"; \
+		$(PY) $$script || exit 1; \
+	done
+
+clean:
+	rm -rf _build
+
+distclean: clean
+	rm -rf $(VENV) node_modules vendor .stamp-*

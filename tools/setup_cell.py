@@ -1,0 +1,83 @@
+"""The canonical setup cell that starts every notebook of the book (chapters, solutions, exercises).
+
+The repository URL and branch are defined once, in `_config.yml` (`repository.url`,
+`repository.branch`); the cell text is built from them. `tests/test_notebook_policy.py` checks that
+every notebook's first cell equals `setup_cell_source()` and carries the `hide-cell` tag.
+
+Usage:
+    .venv/bin/python tools/setup_cell.py            print the cell text
+    .venv/bin/python tools/setup_cell.py --check    exit 1 if a notebook's setup cell differs
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIG = ROOT / "_config.yml"
+SETUP_TAG = "hide-cell"
+NOTEBOOK_DIRS = ("book", "solutions", "exercises")
+
+TEMPLATE = """\
+# Setup: on Colab, install the book's package `tformer`; elsewhere it is already installed.
+import sys
+
+if "google.colab" in sys.modules:
+    %pip install -q "tformer @ git+{url}@{branch}\""""
+
+
+def repository(config_path: Path = CONFIG) -> tuple[str, str]:
+    """Return (url, branch) of the book's repository as configured in `_config.yml`."""
+    config = yaml.safe_load(config_path.read_text(encoding="utf-8"))
+    repo = config["repository"]
+    return str(repo["url"]).rstrip("/"), str(repo["branch"])
+
+
+def setup_cell_source(config_path: Path = CONFIG) -> str:
+    """The exact source text of the setup cell (no trailing newline)."""
+    url, branch = repository(config_path)
+    return TEMPLATE.format(url=url, branch=branch)
+
+
+def make_setup_cell():
+    """A new nbformat code cell holding the setup text, tagged `hide-cell`."""
+    import nbformat
+
+    cell = nbformat.v4.new_code_cell(setup_cell_source())
+    cell.metadata["tags"] = [SETUP_TAG]
+    return cell
+
+
+def notebooks(root: Path = ROOT) -> list[Path]:
+    """Every notebook of the book: chapters, exercise pages, solutions and exercises."""
+    found: list[Path] = []
+    for folder in NOTEBOOK_DIRS:
+        found.extend(
+            path
+            for path in sorted((root / folder).rglob("*.ipynb"))
+            if ".ipynb_checkpoints" not in path.parts
+        )
+    return found
+
+
+def _check() -> int:
+    import nbformat
+
+    expected = setup_cell_source()
+    bad = 0
+    for path in notebooks():
+        cells = nbformat.read(path, as_version=4).cells
+        first = cells[0] if cells else None
+        if first is None or first.cell_type != "code" or first.source.strip() != expected:
+            print(f"setup cell differs: {path.relative_to(ROOT)}")
+            bad += 1
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    if "--check" in sys.argv[1:]:
+        sys.exit(_check())
+    print(setup_cell_source())
