@@ -58,3 +58,20 @@ def test_train_learns_a_fixed_next_token_rule():
     assert len(log.losses) == 150 and log.seconds > 0
     assert log.losses[0] > 1.5 and log.final_loss < 0.1
     assert log.learning_rates[9] == pytest.approx(3e-2)
+
+
+def test_masked_lm_inputs_rates_and_targets():
+    from tformer.training import masked_lm_inputs
+
+    tokens = torch.randint(1, 50, (200, 100), generator=torch.Generator().manual_seed(0))
+    inputs, targets, chosen = masked_lm_inputs(
+        tokens, mask_id=0, n_vocab=50, generator=torch.Generator().manual_seed(1)
+    )
+    n = tokens.numel()
+    assert abs(chosen.sum().item() / n - 0.15) < 0.01  # ≈ 15 % chosen (20,000 draws)
+    masked = (inputs == 0).sum().item() / chosen.sum().item()
+    assert abs(masked - 0.8) < 0.03
+    assert torch.equal(inputs[~chosen], tokens[~chosen])  # unchosen tokens untouched
+    assert torch.equal(targets[chosen], tokens[chosen]) and (targets[~chosen] == -100).all()
+    with pytest.raises(ValueError, match="rate"):
+        masked_lm_inputs(tokens, mask_id=0, n_vocab=50, rate=0)

@@ -122,3 +122,34 @@ def train(
     log.seconds = time.perf_counter() - start
     model.eval()
     return log
+
+
+def masked_lm_inputs(
+    tokens: torch.Tensor,
+    *,
+    mask_id: int,
+    n_vocab: int,
+    rate: float = 0.15,
+    generator: torch.Generator | None = None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """BERT's masked-language-model corruption of ``tokens`` (any shape, integer ids).
+
+    Each position is chosen with probability ``rate``; a chosen token becomes ``mask_id`` with
+    probability 0.8, a uniformly random token with probability 0.1, and stays unchanged with
+    probability 0.1 (Devlin et al., 2019). Returns ``(inputs, targets, chosen)``: the corrupted
+    ids, the targets (the original id at chosen positions, ``-100`` — ignored by
+    ``cross_entropy`` — elsewhere) and the boolean mask of chosen positions.
+    """
+    if not 0.0 < rate < 1.0:
+        raise ValueError(f"rate must lie in (0, 1), got {rate}")
+    tokens = torch.as_tensor(tokens)
+    draws = torch.rand((3, *tokens.shape), generator=generator)
+    chosen = draws[0] < rate
+    inputs = tokens.clone()
+    to_mask = chosen & (draws[1] < 0.8)
+    to_random = chosen & (draws[1] >= 0.8) & (draws[1] < 0.9)
+    random_ids = (draws[2] * n_vocab).long().clamp(max=n_vocab - 1)
+    inputs[to_mask] = mask_id
+    inputs[to_random] = random_ids[to_random]
+    targets = torch.where(chosen, tokens, torch.full_like(tokens, -100))
+    return inputs, targets, chosen
