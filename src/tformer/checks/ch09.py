@@ -1,0 +1,169 @@
+"""Checkers for chapter 9, *Encoders, decoders and cross-attention*.
+
+Expected values come from closed forms or from PyTorch itself (``torch.nn.MultiheadAttention``,
+``torch.nn.functional.cross_entropy``) — never from the ``tformer`` code the chapter studies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import torch
+from torch.nn import functional as F
+
+from tformer.checks.core import Wrong, call_reader, exercise, expect_number, expect_tensor
+
+
+def _as_shape(value, name: str) -> tuple[int, ...]:
+    if isinstance(value, torch.Size):
+        return tuple(value)
+    if isinstance(value, tuple | list) and all(
+        isinstance(item, int) and not isinstance(item, bool) for item in value
+    ):
+        return tuple(value)
+    raise Wrong(f"{name} should be a tuple of integers such as (2, 8, 5, 64), got {value!r}")
+
+
+@exercise("09.1", "Vision Transformer with 14 × 14 patches (source 000, exercise 12.7)")
+def ex1(answer) -> None:
+    """``answer``: dict ``{"tokens": int, "cost_ratio": float}`` for 14 × 14 patches vs 16 × 16."""
+    if not isinstance(answer, Mapping) or not {"tokens", "cost_ratio"} <= set(answer):
+        raise Wrong('answer should be a dict {"tokens": ..., "cost_ratio": ...}')
+    tokens_14 = (224 // 14) ** 2
+    tokens_16 = (224 // 16) ** 2
+    if answer["tokens"] == 224 // 14:
+        raise Wrong("16 is the number of patches along one side; the image is square")
+    if answer["tokens"] == 14 * 14 * 3:
+        raise Wrong("588 is the number of values in one patch, not the number of patches")
+    expect_number(answer["tokens"], tokens_14, name="the token count")
+    ratio = answer["cost_ratio"]
+    if isinstance(ratio, int | float) and abs(ratio - tokens_14 / tokens_16) < 1e-3:
+        raise Wrong("that is the ratio of token counts; attention compares every pair of tokens")
+    expect_number(ratio, (tokens_14 / tokens_16) ** 2, name="the cost ratio", rel_tol=1e-3,
+                  rounding_tol=0.01)
+
+
+@exercise("09.2", "The shapes of cross-attention")
+def ex2(answer) -> None:
+    """``answer``: dict with shapes ``Q``, ``K``, ``weights``, ``outputs`` and ``residual``.
+
+    Setting: batch 2, source of 12 tokens, target prefix of 5, d = 512, h = 8.
+    """
+    batch, s_src, s_tgt, d, h = 2, 12, 5, 512, 8
+    expected = {
+        "Q": (batch, h, s_tgt, d // h),
+        "K": (batch, h, s_src, d // h),
+        "weights": (batch, h, s_tgt, s_src),
+        "outputs": (batch, s_tgt, d),
+    }
+    if not isinstance(answer, Mapping):
+        raise Wrong("answer should be a dict with keys Q, K, weights, outputs, residual")
+    missing = [key for key in (*expected, "residual") if key not in answer]
+    if missing:
+        raise Wrong(f"the dict is missing the key(s) {missing}")
+    for key, shape in expected.items():
+        given = _as_shape(answer[key], key)
+        if given == shape:
+            continue
+        if key == "weights" and given == (batch, h, s_src, s_tgt):
+            raise Wrong("weights are (queries, keys): the queries come from the target")
+        if key in ("Q", "K") and len(given) == 4 and given[2] != shape[2]:
+            side = "target (decoder)" if key == "Q" else "source (encoder output)"
+            raise Wrong(f"{key} comes from the {side}; its position axis has {shape[2]} entries")
+        if key == "outputs" and given[1:2] == (s_src,):
+            raise Wrong("the output has one row per query, i.e. per target position")
+        raise Wrong(f"{key} should have shape {shape}, not {given}")
+    residual = str(answer["residual"]).strip().lower()
+    if residual not in {"decoder", "encoder"}:
+        raise Wrong('residual should be the string "decoder" or "encoder"')
+    if residual == "encoder":
+        raise Wrong("the output has S_tgt rows: it is added back to the decoder's own stream")
+
+
+@exercise("09.3", "Parameters of the base Transformer's 6 + 6 layers")
+def ex3(answer) -> None:
+    """``answer``: parameters of all 12 layers (d = 512, h = 8, d_ff = 2048, biases, LayerNorms)."""
+    d, d_ff = 512, 2048
+    attention = 4 * d * d + 4 * d
+    mlp = d * d_ff + d_ff + d_ff * d + d
+    norm = 2 * d
+    encoder_layer = attention + mlp + 2 * norm
+    decoder_layer = 2 * attention + mlp + 3 * norm
+    expected = 6 * encoder_layer + 6 * decoder_layer
+    if answer == 12 * encoder_layer:
+        raise Wrong("decoder layers are larger: they add cross-attention and a third LayerNorm")
+    if answer == 6 * (encoder_layer - 2 * norm) + 6 * (decoder_layer - 3 * norm):
+        raise Wrong("you left out the LayerNorms (γ and β, 2d per LayerNorm)")
+    if answer == 6 * (2 * attention + mlp) + 6 * (encoder_layer):
+        raise Wrong("almost: count the decoder's LayerNorms again (one per sub-layer)")
+    expect_number(answer, expected, name="the parameter count")
+
+
+def _reference_cross(d: int, d_context: int, n_heads: int, seed: int):
+    torch.manual_seed(seed)
+    reference = torch.nn.MultiheadAttention(
+        d, n_heads, bias=False, kdim=d_context, vdim=d_context, batch_first=True,
+        dtype=torch.float64,
+    )
+    return reference.eval()
+
+
+@exercise("09.4", "Multi-head cross-attention, checked against torch.nn.MultiheadAttention")
+def ex4(answer) -> None:
+    """``answer``: ``cross_attention(x, memory, W_Q, W_K, W_V, W_O, n_heads)`` → ``(B, S_tgt, d)``.
+
+    ``x`` ``(B, S_tgt, d)``, ``memory`` ``(B, S_src, d_context)``; row convention, no biases:
+    ``W_Q`` (d, d), ``W_K``/``W_V`` (d_context, d), ``W_O`` (d, d).
+    """
+    for n_heads, d, d_context, s_tgt, s_src in ((2, 8, 8, 3, 5), (4, 16, 12, 6, 4)):
+        reference = _reference_cross(d, d_context, n_heads, seed=10 * n_heads + s_src)
+        x = torch.randn(2, s_tgt, d, dtype=torch.float64)
+        memory = torch.randn(2, s_src, d_context, dtype=torch.float64)
+        if reference._qkv_same_embed_dim:  # PyTorch packs the three when kdim == vdim == d
+            projections = reference.in_proj_weight.chunk(3)
+        else:
+            projections = (reference.q_proj_weight, reference.k_proj_weight,
+                           reference.v_proj_weight)
+        w_q, w_k, w_v = (w.detach().T.contiguous() for w in projections)
+        w_o = reference.out_proj.weight.detach().T.contiguous()
+        with torch.no_grad():
+            expected, _ = reference(x, memory, memory, need_weights=False)
+        result = call_reader(answer, x.clone(), memory.clone(), w_q, w_k, w_v, w_o, n_heads,
+                             name="your cross_attention")
+        if isinstance(result, tuple):
+            result = result[0]
+        setting = f"(h = {n_heads}, d = {d}, d_context = {d_context}, S_tgt = {s_tgt}, S_src = {s_src})"
+        if isinstance(result, torch.Tensor) and result.shape == (2, s_src, d):
+            raise Wrong(f"{setting}: one output row per *source* position — queries come from x")
+        expect_tensor(result, expected, name=f"your output {setting}",
+                      axes=("batch", "target positions", "features"), atol=1e-6, rtol=1e-5)
+
+
+@exercise("09.5", "The masked-language-model loss")
+def ex5(answer) -> None:
+    """``answer``: ``mlm_loss(logits (B, T, n_vocab), targets (B, T))`` → scalar tensor.
+
+    ``targets`` hold ``-100`` at positions that were not chosen; the loss is the mean
+    cross-entropy over the chosen positions only.
+    """
+    generator = torch.Generator().manual_seed(9)
+    logits = torch.randn(3, 10, 7, generator=generator, dtype=torch.float64)
+    tokens = torch.randint(7, (3, 10), generator=generator)
+    chosen = torch.rand(3, 10, generator=generator) < 0.3
+    chosen[0, 0] = True
+    targets = torch.where(chosen, tokens, torch.full_like(tokens, -100))
+    expected = F.cross_entropy(logits.reshape(-1, 7), targets.reshape(-1), ignore_index=-100)
+    result = call_reader(answer, logits.clone(), targets.clone(), name="your mlm_loss")
+    if isinstance(result, torch.Tensor) and result.numel() == 1 and not torch.isnan(result).any():
+        value = float(result)
+        all_positions = F.cross_entropy(logits.reshape(-1, 7), tokens.reshape(-1))
+        if abs(value - float(all_positions)) < 1e-6:
+            raise Wrong("that averages over every position; score only the chosen ones")
+        summed = expected * chosen.sum()
+        if abs(value - float(summed)) < 1e-6:
+            raise Wrong("that is the sum over chosen positions; take the mean")
+        if abs(value - float(summed) / chosen.numel()) < 1e-6:
+            raise Wrong("you divided by all positions; divide by the number of chosen ones")
+    elif isinstance(result, torch.Tensor) and torch.isnan(result).any():
+        raise Wrong("the loss is NaN — did you pass -100 as a class index to log_softmax/gather?")
+    expect_number(result, float(expected), name="your loss", rel_tol=1e-6)
