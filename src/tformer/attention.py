@@ -44,10 +44,14 @@ def softmax(scores: Tensorish, dim: int = -1) -> torch.Tensor:
             "softmax: a row of scores is entirely -inf (every key masked), so its weights are "
             "undefined; see tformer.masks.fully_masked_rows"
         )
-    if torch.isnan(scores).any():
+    if torch.isnan(row_max).any():
         raise ValueError("softmax: scores contain NaN")
-    exponentials = torch.exp(scores - row_max)
-    return exponentials / exponentials.sum(dim=dim, keepdim=True)
+    exponentials = torch.sub(scores, row_max)  # every entry ≤ 0, so exp cannot overflow
+    if torch.is_grad_enabled() and scores.requires_grad:  # autograd needs the intermediates
+        exponentials = exponentials.exp()
+        return exponentials / exponentials.sum(dim=dim, keepdim=True)
+    exponentials.exp_()  # in place: one (…, T_q, T_k) buffer instead of three
+    return exponentials.div_(exponentials.sum(dim=dim, keepdim=True))
 
 
 def _scale_factor(scale: bool | float, d_k: int) -> float:
@@ -140,10 +144,12 @@ def scaled_dot_product_attention(
     if fully_masked not in ("raise", "zero"):
         raise ValueError(f"fully_masked must be 'raise' or 'zero', got {fully_masked!r}")
     d_k = queries.shape[-1]
-    scores = queries @ keys.transpose(-2, -1) * _scale_factor(scale, d_k)
+    factor = _scale_factor(scale, d_k)
+    # scale the (T_q, d_k) queries rather than the (T_q, T_k) scores: same result, less work
+    scores = (queries * factor if factor != 1.0 else queries) @ keys.transpose(-2, -1)
     scores = apply_mask(scores, mask)
-    dead_rows = torch.isneginf(scores).all(dim=-1, keepdim=True)
-    if dead_rows.any():
+    dead_rows = None if mask is None else torch.isneginf(scores).all(dim=-1, keepdim=True)
+    if dead_rows is not None and dead_rows.any():
         if fully_masked == "raise":
             where = dead_rows.squeeze(-1).nonzero()[0].tolist()
             raise ValueError(
@@ -153,7 +159,7 @@ def scaled_dot_product_attention(
             )
         scores = scores.masked_fill(dead_rows, 0.0)
     weights = softmax(scores, dim=-1)
-    if dead_rows.any():
+    if dead_rows is not None and dead_rows.any():
         weights = weights.masked_fill(dead_rows, 0.0)
     return AttentionResult(weights @ values, weights)
 
