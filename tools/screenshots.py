@@ -13,6 +13,7 @@ doubles as a quick offline check. Open the PNGs with an image viewer and look at
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,23 +29,11 @@ CHROMIUM_ARGS = [
 
 
 def toc_pages(root: Path = ROOT) -> list[str]:
-    """HTML paths (relative to the HTML folder) of every file listed in `_toc.yml`, in order."""
-    import yaml
+    """HTML paths (relative to the HTML folder) of every page in `_toc.yml`, in reading order."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from toc import toc_docnames
 
-    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
-    files = [toc["root"]]
-
-    def walk(entries):
-        for entry in entries or []:
-            if "file" in entry:
-                files.append(entry["file"])
-            walk(entry.get("sections"))
-            walk(entry.get("chapters"))
-
-    for part in toc.get("parts", []):
-        walk(part.get("chapters"))
-    walk(toc.get("chapters"))
-    return [f"{name}.html" for name in files]
+    return [f"{name}.html" for name in toc_docnames(root)]
 
 
 def wait_until_rendered(page) -> None:

@@ -1,0 +1,57 @@
+"""Shared pytest fixtures.
+
+`built_book` builds the whole book once per test session, exactly as `make book` does
+(`jupyter-book build . -W --keep-going`: every notebook executed, cached by jupyter-cache; any cell
+error or Sphinx warning fails). Tests marked `book` use it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+HTML = ROOT / "_build" / "html"
+JUPYTER_BOOK = Path(sys.executable).parent / "jupyter-book"
+
+
+@dataclass(frozen=True)
+class BookBuild:
+    returncode: int
+    log: str
+    html: Path
+
+    def failure_summary(self, lines: int = 60) -> str:
+        """The warnings/errors of a failed build, or its last lines."""
+        log_lines = self.log.splitlines()
+        flagged = [line for line in log_lines if "WARNING" in line or "ERROR" in line]
+        return "\n".join((flagged or log_lines)[-lines:])
+
+
+def build_book(root: Path = ROOT, *extra: str) -> BookBuild:
+    """Run the book build in `root` and return its exit code and log."""
+    result = subprocess.run(
+        [str(JUPYTER_BOOK), "build", str(root), "-W", "--keep-going", *extra],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return BookBuild(result.returncode, result.stdout + result.stderr, root / "_build" / "html")
+
+
+@pytest.fixture(scope="session")
+def built_book() -> BookBuild:
+    return build_book()
+
+
+@pytest.fixture(scope="session")
+def book_html(built_book: BookBuild) -> Path:
+    """The built HTML folder; fails (not skips) the test if the build failed."""
+    if built_book.returncode != 0:
+        pytest.fail(f"the book build failed:\n{built_book.failure_summary()}", pytrace=False)
+    return built_book.html

@@ -1,0 +1,201 @@
+"""Every page of the built book, opened in headless Chromium as a reader would, with no network.
+
+Per page: no JavaScript errors from the book's own scripts and no failed or outgoing requests;
+MathJax produced its output and no raw TeX delimiters remain; every image loaded; notebook pages
+have Colab and Binder launch buttons; scrubbable animations respond to their slider and
+ipywidgets render without a kernel; the page weighs at most 3 MB as transferred (gzip), and its
+own content (HTML, inlined animations, figures) at most 3 MB uncompressed. Page weights are
+written to _build/page-weights.json (bench/ reports the heaviest).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sys
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "tools"))
+from setup_cell import repository  # noqa: E402
+from toc import source_of, toc_docnames  # noqa: E402
+
+pytestmark = pytest.mark.book
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+MAX_PAGE_BYTES = 3 * 1024 * 1024
+WEIGHTS_FILE = ROOT / "_build" / "page-weights.json"
+
+# Text nodes outside code, scripts and MathJax output that still hold TeX delimiters.
+RAW_TEX_JS = r"""() => {
+    const skip = "PRE, CODE, SCRIPT, STYLE, MJX-CONTAINER, TEXTAREA, .highlight";
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    const found = [];
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        if (node.parentElement && node.parentElement.closest(skip)) continue;
+        const text = node.textContent;
+        if (text.includes("\\(") || text.includes("\\[") || text.includes("$$")) {
+            found.push(text.trim().slice(0, 80));
+        }
+    }
+    return found;
+}"""
+
+WAIT_JS = r"""async () => {
+    if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+        await MathJax.startup.promise;
+    }
+    const images = Array.from(document.images);
+    images.forEach((img) => { img.loading = "eager"; });
+    await Promise.all(images.map((img) => img.complete ? null :
+        new Promise((done) => { img.onload = img.onerror = done; })));
+}"""
+
+SCRUB_JS = r"""() => {
+    const results = [];
+    document.querySelectorAll(".animation").forEach((player) => {
+        const slider = player.querySelector("input[type=range]");
+        const frame = player.querySelector("img");
+        if (!slider || !frame) { results.push("player without slider or frame"); return; }
+        const before = frame.src;
+        slider.value = slider.max;
+        slider.dispatchEvent(new Event("input"));
+        results.push(frame.src !== before ? "ok" : "slider did not change the frame");
+    });
+    return results;
+}"""
+
+
+def _pages() -> list[str]:
+    return toc_docnames()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: run `make setup`", pytrace=False)
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def weights():
+    recorded: dict[str, dict[str, int]] = {}
+    yield recorded
+    if recorded:
+        WEIGHTS_FILE.parent.mkdir(exist_ok=True)
+        previous = json.loads(WEIGHTS_FILE.read_text()) if WEIGHTS_FILE.exists() else {}
+        previous.update(recorded)
+        WEIGHTS_FILE.write_text(json.dumps(previous, indent=1, sort_keys=True))
+
+
+def _local_path(url: str) -> Path | None:
+    parts = urlsplit(url)
+    return Path(unquote(parts.path)) if parts.scheme == "file" else None
+
+
+@pytest.mark.parametrize("docname", _pages())
+def test_page_in_browser(docname: str, book_html: Path, browser, weights):
+    page_file = book_html / f"{docname}.html"
+    assert page_file.exists(), f"{docname}.html was not built"
+    html_root = book_html.resolve()
+
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    page = context.new_page()
+    errors: list[str] = []
+    loaded: set[Path] = set()
+
+    def on_console(message):
+        location = message.location.get("url", "") if message.location else ""
+        if message.type == "error" and (not location or location.startswith("file:")):
+            errors.append(f"console error: {message.text}")
+
+    def on_request(request):
+        if request.url.startswith(("http:", "https:")):
+            errors.append(f"network request: {request.url}")
+        path = _local_path(request.url)
+        if path is not None:
+            loaded.add(path)
+
+    page.on("pageerror", lambda error: errors.append(f"uncaught JS error: {error}"))
+    page.on("console", on_console)
+    page.on("request", on_request)
+    page.on("requestfailed", lambda request: errors.append(f"failed request: {request.url}"))
+    try:
+        page.goto(page_file.resolve().as_uri(), wait_until="load")
+        page.evaluate(WAIT_JS)
+        page.wait_for_timeout(200)  # let widget managers finish rendering
+
+        # Math: MathJax ran and left no raw delimiters in the prose.
+        loads_mathjax = page.locator("script[src*='mathjax/tex-chtml.js']").count() > 0
+        if loads_mathjax:
+            assert page.locator("mjx-container").count() > 0, "MathJax produced no output"
+        raw = page.evaluate(RAW_TEX_JS)
+        assert not raw, f"raw TeX left on the page: {raw[:5]}"
+
+        # Images.
+        broken = page.evaluate(
+            "() => Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0))"
+            ".map(i => i.src.slice(0, 100))"
+        )
+        assert not broken, f"images that did not load: {broken}"
+
+        # Launch buttons on notebook pages.
+        source = source_of(docname)
+        if source is not None and source.suffix == ".ipynb":
+            url, branch = repository()
+            repo = urlsplit(url).path.strip("/")
+            colab = f"https://colab.research.google.com/github/{repo}/blob/{branch}/{docname}.ipynb"
+            assert page.locator(f"a[href='{colab}']").count() > 0, "no Colab launch button"
+            binder = page.locator(f"a[href^='https://mybinder.org/v2/gh/{repo}/{branch}']")
+            assert binder.count() > 0, "no Binder launch button"
+            assert f"{docname}.ipynb" in (binder.first.get_attribute("href") or "")
+
+        # Interactive parts respond without a kernel.
+        scrubbed = page.evaluate(SCRUB_JS)
+        assert all(result == "ok" for result in scrubbed), scrubbed
+        views = page.locator("script[type='application/vnd.jupyter.widget-view+json']").count()
+        if views:
+            rendered = page.locator(".jupyter-widgets.widget-inline-hbox, .jupyter-widgets").count()
+            assert rendered >= views, f"{views} widget views but {rendered} rendered widgets"
+
+        assert not errors, "\n".join(errors)
+    finally:
+        context.close()
+
+    # Page weight. What a reader downloads: the HTML plus everything it loaded, gzip-compressed as
+    # any static host serves text (the theme alone is ~2.4 MB uncompressed, ~0.9 MB on the wire).
+    # What the page itself adds (its HTML, inlined animations and its own figures) must stay within
+    # the budget even uncompressed.
+    files = {page_file.resolve(), *(path for path in loaded if path.is_file())}
+    own = {path for path in files if "_static" not in path.relative_to(html_root).parts}
+    weight = {
+        "raw": sum(path.stat().st_size for path in files),
+        "gzip": sum(len(gzip.compress(path.read_bytes(), 6)) for path in files),
+        "own_raw": sum(path.stat().st_size for path in own),
+        "html": page_file.stat().st_size,
+    }
+    weights[docname] = weight
+    outside = [str(path) for path in files if html_root not in path.parents]
+    assert not outside, f"page loaded files from outside the book: {outside}"
+    assert weight["gzip"] <= MAX_PAGE_BYTES, (
+        f"{docname}: {weight['gzip'] / 1e6:.2f} MB transferred (gzip) > 3 MB: {weight}"
+    )
+    assert weight["own_raw"] <= MAX_PAGE_BYTES, (
+        f"{docname}: its HTML, animations and figures weigh {weight['own_raw'] / 1e6:.2f} MB > 3 MB"
+    )
