@@ -180,6 +180,27 @@ def _is_number_like(answer: Any) -> bool:
     return isinstance(answer, torch.Tensor | np.ndarray)
 
 
+def as_number(answer: Any, name: str = "your answer") -> float:
+    """The reader's answer as one Python float, or :class:`Wrong` / :class:`NotAttempted`.
+
+    Use it before comparing an answer with ``==`` in a checker (a tensor answer would make
+    ``answer == 42`` ambiguous): ``value = as_number(answer, "the parameter count")``.
+    NaN and inf are returned as they are; :func:`expect_number` gives them their hints.
+    """
+    if is_missing(answer):
+        raise NotAttempted(f"{name} is still the placeholder; replace it with your answer")
+    if isinstance(answer, str):
+        raise Wrong(f"{name} should be a number, not the text {_shorten(repr(answer), 40)}")
+    if not _is_number_like(answer):
+        raise Wrong(f"{name} should be a single number, got {type(answer).__name__}")
+    if isinstance(answer, int) and abs(answer) > 2**53:
+        return float(answer) if abs(answer) < 1e308 else math.copysign(math.inf, answer)
+    value = to_array(answer, name)
+    if value.size != 1:
+        raise Wrong(f"{name} should be a single number, got an array of shape {value.shape}")
+    return float(value.reshape(()))
+
+
 def expect_number(
     answer: Any,
     expected: float,
@@ -195,16 +216,7 @@ def expect_number(
     within this distance (but outside ``rel_tol``/``abs_tol``) is called "off by rounding" —
     e.g. the reader typed 0.53 for 0.532.
     """
-    if is_missing(answer):
-        raise NotAttempted(f"{name} is still the placeholder; replace it with your answer")
-    if isinstance(answer, str):
-        raise Wrong(f"{name} should be a number, not the text {_shorten(repr(answer), 40)}")
-    if not _is_number_like(answer):
-        raise Wrong(f"{name} should be a single number, got {type(answer).__name__}")
-    value = to_array(answer, name)
-    if value.size != 1:
-        raise Wrong(f"{name} should be a single number, got an array of shape {value.shape}")
-    value = float(value.reshape(()))
+    value = as_number(answer, name)
     if math.isnan(value):
         raise Wrong(f"{name} is NaN — look for a division by zero or a fully masked row")
     if math.isinf(value):
@@ -287,8 +299,14 @@ def expect_tensor(
             raise Wrong(f"the rows of {name} should sum to 1 (softmax over keys); they sum to {shown}")
     if rounding_tol is not None and np.allclose(value, target, atol=rounding_tol, rtol=0):
         raise Wrong(f"{name} is off only by rounding; keep more digits")
-    if value.ndim >= 2 and np.allclose(np.swapaxes(value, -1, -2), target, atol=atol, rtol=rtol):
+    if (
+        value.ndim >= 2
+        and value.shape[-1] == value.shape[-2]
+        and np.allclose(np.swapaxes(value, -1, -2), target, atol=atol, rtol=rtol)
+    ):
         raise Wrong(f"{name} is the transpose of the expected matrix; tokens are rows in this book")
+    if target.ndim == 0:
+        raise Wrong(f"{name} = {float(value):.4g} is not right")
     difference = np.abs(value - target)
     difference[np.isnan(difference)] = np.inf
     worst = np.unravel_index(int(difference.argmax()), target.shape)
