@@ -71,7 +71,7 @@ test: setup
 
 # Regenerate the reader's exercise notebooks and the book's exercise pages from solutions/.
 exercises: setup
-	$(PY) -m tformer.exercises.generate
+	$(PY) -m tformer.authoring
 
 # Speed and memory measurements (never timed tests): every bench/*.py; the book benchmark also
 # times a fresh clone's set-up.
