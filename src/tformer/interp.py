@@ -117,7 +117,7 @@ def induction_score(weights: torch.Tensor, length: int) -> torch.Tensor:
             f"need L >= 2 and T >= L + 2 positions (a second copy to score), got L={length}, "
             f"T={n_positions}"
         )
-    queries = torch.arange(length + 1, n_positions)
+    queries = torch.arange(length + 1, n_positions, device=weights.device)
     return weights[..., queries, queries - length + 1].mean(dim=-1)
 
 
