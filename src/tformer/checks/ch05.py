@@ -166,6 +166,23 @@ def _reference(queries, keys, values, mask):
     return F.scaled_dot_product_attention(queries, keys, values, attn_mask=mask)
 
 
+def _check_gradients(masked_attention, queries, keys, values, mask) -> None:
+    """Gradients of ``sum(outputs²)`` with respect to queries, keys and values must match SDPA's."""
+    leaves = [t.clone().requires_grad_() for t in (queries, keys, values)]
+    result = call_reader(masked_attention, *leaves, mask, name="masked_attention")
+    outputs = result[0]
+    if not isinstance(outputs, torch.Tensor) or not outputs.requires_grad:
+        raise Wrong("the outputs carry no gradient: compute them with torch operations on the "
+                    "inputs (no numpy, no .detach())")
+    outputs.pow(2).sum().backward()
+    reference = [t.clone().requires_grad_() for t in (queries, keys, values)]
+    _reference(*reference, mask).pow(2).sum().backward()
+    for name, mine, theirs in zip(("queries", "keys", "values"), leaves, reference):
+        if mine.grad is None or not torch.allclose(mine.grad, theirs.grad, atol=1e-6):
+            raise Wrong(f"the outputs match but the gradient with respect to the {name} does not "
+                        "match PyTorch's")
+
+
 @exercise("05.6", "Masked attention, compared with PyTorch")
 def ex6(masked_attention) -> None:
     """``masked_attention(queries, keys, values, mask=None) -> (outputs, weights)`` for
@@ -219,6 +236,7 @@ def ex6(masked_attention) -> None:
                       axes=("batch", "heads", "queries", "keys"), rows_sum_to_one=True)
         expect_tensor(outputs, _reference(q, keys, values, mask), name=f"the outputs ({name})",
                       axes=("batch", "heads", "queries", "d_v"))
+    _check_gradients(masked_attention, queries, keys, values, padding & _causal(n))
     dead = torch.zeros(n, n, dtype=torch.bool)
     dead[1:] = _causal(n)[1:]  # query 0 sees nothing
     try:
