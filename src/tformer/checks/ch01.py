@@ -153,10 +153,28 @@ def _replay(word: bytes, merges: Sequence[tuple[int, int]]) -> list[int]:
     return ids
 
 
+def _as_merges(merges) -> list[tuple[int, int]]:
+    """The merges as a list of integer pairs, or a Wrong naming what to pass."""
+    hint = ("pass the tokenizer's merges as the second argument: "
+            "checks.ch01.ex6(apply_merges, tokenizer.merges)")
+    if isinstance(merges, str | bytes) or not isinstance(merges, Sequence) or len(merges) > 5000:
+        raise Wrong(hint)
+    pairs = []
+    for rank, pair in enumerate(merges):
+        if (
+            not isinstance(pair, Sequence) or len(pair) != 2
+            or not all(isinstance(i, int | np.integer) and not isinstance(i, bool) for i in pair)
+            or not all(0 <= int(i) < 256 + rank for i in pair)
+        ):
+            raise Wrong(hint)
+        pairs.append((int(pair[0]), int(pair[1])))
+    return pairs
+
+
 @exercise("01.6", "Replaying merges on an unseen word")
 def ex6(apply_merges, merges) -> None:
     """``apply_merges(word: bytes, merges) -> list[int]``, merges applied in the order learned."""
-    merges = [tuple(int(i) for i in pair) for pair in merges]
+    merges = _as_merges(merges)
     for word in (b" gardeners", b" cleverly", b"Z\xc3\xbcrich", b"a", b""):
         result = call_reader(apply_merges, word, list(merges), name="apply_merges")
         expected = _replay(word, merges)
