@@ -100,6 +100,8 @@ def test_peak_tensor_bytes_closed_forms() -> None:
     assert peak_tensor_bytes(lambda: torch.ones(1000)) == 4000
     assert peak_tensor_bytes(two_in_sequence) == 32000 + 4  # + the 0-d sum (4 bytes)
     assert peak_tensor_bytes(lambda: torch.ones(10, 10).t().reshape(-1)) == 800  # view + copy
+    weight = torch.ones(50, 50)
+    assert peak_tensor_bytes(lambda: weight.t()) == 0  # a view of existing memory is free
 
 
 def test_peak_tensor_bytes_of_attention_is_quadratic() -> None:

@@ -1,6 +1,6 @@
 """Small, honest measurements of time and memory, for the cost figures of the book.
 
-* :func:`time_call` — median wall time of a call over a few repeats (after a warm-up).
+* :func:`time_call` — best wall time of a call over a few repeats (after a warm-up).
 * :class:`PeakTensorMemory` / :func:`peak_tensor_bytes` — the largest number of bytes held by
   tensors *created during* a call, on any device. It counts tensor storages as they are
   produced by PyTorch operations and releases them when they are freed, so it measures what the
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import platform
-import statistics
 import time
 import weakref
 from collections.abc import Callable
@@ -32,9 +31,11 @@ def _synchronize() -> None:
 
 
 def time_call(fn: Callable[..., Any], *args: Any, repeats: int = 3, warmup: int = 1) -> float:
-    """Median wall time in seconds of ``fn(*args)`` over ``repeats`` runs, after ``warmup`` runs.
+    """Best (minimum) wall time in seconds of ``fn(*args)`` over ``repeats`` runs.
 
-    Runs under ``torch.no_grad()`` and synchronises CUDA around each run when a GPU is present.
+    The minimum, as :mod:`timeit` recommends: on a shared machine other processes only ever
+    add time, so the fastest run is the least disturbed one. ``warmup`` runs come first and are
+    not timed. Runs under ``torch.no_grad()``; synchronises CUDA when a GPU is present.
     """
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, got {repeats}")
@@ -47,7 +48,7 @@ def time_call(fn: Callable[..., Any], *args: Any, repeats: int = 3, warmup: int 
             _synchronize()
             if run >= warmup:
                 times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return min(times)
 
 
 class PeakTensorMemory(TorchDispatchMode):
@@ -55,7 +56,8 @@ class PeakTensorMemory(TorchDispatchMode):
 
     ``live`` is the number of bytes currently held by tensors created in the context, ``peak``
     the largest value ``live`` reached. Views share their base's storage and are counted once.
-    Tensors that existed before entering (inputs, parameters) are not counted.
+    Tensors that existed before entering (inputs, parameters) are not counted, nor are views
+    of them (e.g. the transposed weight ``nn.Linear`` passes to ``addmm``).
     """
 
     def __init__(self) -> None:
@@ -74,12 +76,19 @@ class PeakTensorMemory(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
         result = func(*args, **(kwargs or {}))
+        inputs = {
+            tensor.untyped_storage().data_ptr()
+            for tensor in tree_flatten((args, kwargs))[0]
+            if isinstance(tensor, torch.Tensor)
+        }
         for tensor in tree_flatten(result)[0]:
             if not isinstance(tensor, torch.Tensor):
                 continue
             storage = tensor.untyped_storage()
             key = storage.data_ptr()
             if key == 0:  # empty tensor, nothing allocated
+                continue
+            if key in inputs and key not in self._storages:  # a view of pre-existing memory
                 continue
             if key in self._storages:
                 count, n_bytes = self._storages[key]
