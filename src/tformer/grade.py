@@ -221,8 +221,13 @@ class _QuietClient(NotebookClient):
 
 class _Kernel:
     def __init__(self, nb, cwd: Path, timeout: float, kernel_name: str, startup_timeout: float):
+        # nbclient stores each executed cell back at its index: give it its own list of cells,
+        # with one more slot for the grader's snippet, so the reader's notebook stays intact.
+        own = nbformat.NotebookNode(nb)
+        own["cells"] = list(nb.cells) + [nbformat.v4.new_code_cell("")]
+        self.snippet_index = len(nb.cells)
         self.client = _QuietClient(
-            nb,
+            own,
             timeout=timeout,
             kernel_name=kernel_name,
             allow_errors=True,
@@ -269,7 +274,7 @@ class _Kernel:
         snippet = nbformat.v4.new_code_cell(RESULTS_SNIPPET)
         self.client.keep_streams = True
         try:
-            self.client.execute_cell(snippet, -1, store_history=False)
+            self.client.execute_cell(snippet, self.snippet_index, store_history=False)
         except Exception:  # noqa: BLE001
             return None
         finally:
@@ -410,6 +415,11 @@ def _execute(nb, cwd, timeout, kernel_name, startup_timeout, max_restarts, repor
                     run = runs[index] = _CellRun(index, "dead")
                 else:
                     verdicts.update(results)
+                    if run.outcome != "ok" and index not in section_of:
+                        report.notes.append(
+                            f"{_cell_label(nb, index)} outside the exercises raised "
+                            f"{run.ename}: {_short(run.evalue, 120)}"
+                        )
                     continue
             # timed out or the kernel died: restart, replay what ran before, go on
             section = section_of.get(index)

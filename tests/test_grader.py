@@ -1,0 +1,245 @@
+"""The grader (``tformer-grade``): broken reader notebooks each get the right verdict, shipped
+solutions get full marks and shipped reader copies get zero with every exercise not attempted.
+
+The corpus in ``tests/grader_corpus/`` is built by ``tests/grader_corpus/build_corpus.py`` from
+the fixture ``tests/fixtures/solutions/99_fixture.ipynb`` (three exercises whose checkers are
+defined inside the notebook); the expected verdicts below are written by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tformer.authoring import reader_copy, sections
+from tformer.grade import grade, registered_checkers
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "tests" / "grader_corpus"
+FIXTURE = ROOT / "tests" / "fixtures" / "solutions" / "99_fixture.ipynb"
+SOLUTIONS = sorted((ROOT / "solutions").glob("[0-9][0-9]_*.ipynb"))
+
+PASSED = ("passed", "")
+# file → {exercise: (status, a phrase the message must contain)}
+EXPECTED = {
+    "99_solved.ipynb": {"99.1": PASSED, "99.2": PASSED, "99.3": PASSED},
+    "99_stubs.ipynb": {
+        "99.1": ("not attempted", "placeholder"),
+        "99.2": ("not attempted", "placeholder"),
+        "99.3": ("not attempted", "NotImplementedError"),
+    },
+    "99_syntax_error.ipynb": {"99.1": ("error", "syntax error"), "99.2": PASSED, "99.3": PASSED},
+    "99_kernel_death.ipynb": {"99.1": ("error", "kernel died"), "99.2": PASSED, "99.3": PASSED},
+    "99_deleted_cells.ipynb": {
+        "99.1": PASSED,
+        "99.2": ("error", "check cell of this exercise is missing; add a cell with `ex2(answer)`"),
+        "99.3": ("not attempted", "not in the notebook"),
+    },
+    "99_wrong_answers.ipynb": {
+        "99.1": ("wrong", "off only by rounding"),
+        "99.2": ("wrong", "must run over the key axis"),
+        "99.3": ("wrong", "double(0.0) = 2 is not right"),
+    },
+    "99_nan_answer.ipynb": {
+        "99.1": ("wrong", "NaN"),
+        "99.2": ("wrong", "fully masked row"),
+        "99.3": PASSED,
+    },
+    "99_function_raises.ipynb": {
+        "99.1": PASSED,
+        "99.2": PASSED,
+        "99.3": ("wrong", "double raised ValueError: not today"),
+    },
+    "99_exception_in_answer.ipynb": {
+        "99.1": ("error", "raised ZeroDivisionError"),
+        "99.2": PASSED,
+        "99.3": PASSED,
+    },
+    "99_malformed.ipynb": {
+        "99.1": ("wrong", "not the text"),
+        "99.2": ("wrong", "regular shape"),
+        "99.3": PASSED,
+    },
+}
+
+
+def _reader_copy_of_fixture(directory: Path) -> Path:
+    copy = directory / FIXTURE.name
+    nb = nbformat.read(FIXTURE, as_version=4)
+    nbformat.write(reader_copy(nb, "tests/fixtures/solutions/99_fixture.ipynb"), copy)
+    return copy
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory) -> dict[str, object]:
+    """Every notebook of these tests graded once, two at a time (each in its own kernel)."""
+    reader_fixture = _reader_copy_of_fixture(tmp_path_factory.mktemp("fixture"))
+    jobs = {f"corpus/{name}": CORPUS / name for name in EXPECTED}
+    for solution in SOLUTIONS:
+        jobs[f"solutions/{solution.name}"] = solution
+        copy = ROOT / "exercises" / solution.name
+        if copy.exists():
+            jobs[f"exercises/{solution.name}"] = copy
+    jobs[f"solutions/{FIXTURE.name}"] = FIXTURE
+    jobs[f"exercises/{FIXTURE.name}"] = reader_fixture
+    workers = max(1, min(2, os.cpu_count() or 1))
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = {key: pool.submit(grade, path) for key, path in jobs.items()}
+        return {key: future.result() for key, future in futures.items()}
+
+
+def _verdicts(report) -> dict[str, tuple[str, str]]:
+    return {row.exercise: (row.status, row.message) for row in report.rows}
+
+
+def _assert_matches(report, expected: dict[str, tuple[str, str]]) -> None:
+    got = _verdicts(report)
+    assert list(got) == list(expected), report.to_text()
+    for exercise_id, (status, phrase) in expected.items():
+        assert got[exercise_id][0] == status, report.to_text()
+        assert phrase in got[exercise_id][1], report.to_text()
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_corpus_notebook_gets_the_right_verdicts(name, graded):
+    report = graded[f"corpus/{name}"]
+    assert report.graded, report.to_text()
+    _assert_matches(report, EXPECTED[name])
+    assert report.passed == sum(status == "passed" for status, _ in EXPECTED[name].values())
+
+
+def test_an_endless_loop_times_out_and_grading_goes_on():
+    report = grade(CORPUS / "99_infinite_loop.ipynb", timeout=10)
+    assert report.graded, report.to_text()
+    _assert_matches(
+        report, {"99.1": PASSED, "99.2": ("timed out", "time limit"), "99.3": PASSED}
+    )
+
+
+def test_invalid_json_still_gives_a_report():
+    report = grade(CORPUS / "99_invalid_json.ipynb")
+    assert not report.graded
+    assert "not valid notebook JSON" in report.problem
+    assert "could not be graded" in report.to_text()
+
+
+@pytest.mark.skipif(not registered_checkers("02"), reason="chapter 2's checkers are not there")
+def test_invalid_json_lists_the_chapters_exercises_as_errors(tmp_path):
+    broken = tmp_path / "Copy of 02_soft_dictionary.ipynb"
+    broken.write_text('{"cells": [', encoding="utf-8")
+    report = grade(broken)
+    assert not report.graded
+    assert [row.exercise for row in report.rows] == sorted(registered_checkers("02"), key=_key)
+    assert {row.status for row in report.rows} == {"error"}
+    assert all("not valid notebook JSON" in row.message for row in report.rows)
+
+
+def _key(exercise_id: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in exercise_id.split("."))
+
+
+@pytest.mark.skipif(
+    not (ROOT / "solutions" / "02_soft_dictionary.ipynb").exists() or not registered_checkers("02"),
+    reason="chapter 2's solutions are not there",
+)
+def test_deleted_exercises_are_found_through_the_registered_checkers(tmp_path):
+    """Solution notebooks carry no ``tformer`` metadata: the registry alone reveals the gap."""
+    nb = nbformat.read(ROOT / "solutions" / "02_soft_dictionary.ipynb", as_version=4)
+    found = sections(nb)
+    last, before_last = found[-1], found[-2]
+    drop = set(last.cell_indices) | set(before_last.check_indices)
+    nb.cells = [cell for index, cell in enumerate(nb.cells) if index not in drop]
+    path = tmp_path / "02_soft_dictionary.ipynb"
+    nbformat.write(nb, path)
+    rows = _verdicts(grade(path))
+    assert rows[last.exercise_id][0] == "not attempted"
+    assert "not in the notebook" in rows[last.exercise_id][1]
+    assert rows[before_last.exercise_id][0] == "error"
+    assert "checks.ch02." in rows[before_last.exercise_id][1]
+    changed = (last.exercise_id, before_last.exercise_id)
+    others = [status for key, (status, _) in rows.items() if key not in changed]
+    assert others and set(others) == {"passed"}
+
+
+# ---------------------------------------------------------------------------------------------
+# The command line
+
+
+def _cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "tformer.grade", *args],
+        capture_output=True, text=True, timeout=600, cwd=cwd,
+    )
+
+
+def test_cli_prints_a_table_and_exits_zero_whatever_the_score():
+    result = _cli(str(CORPUS / "99_wrong_answers.ipynb"))
+    assert result.returncode == 0, result.stderr
+    assert "Score: 0/3 passed (3 wrong)" in result.stdout
+    assert "99.2" in result.stdout and "✗ wrong — " in result.stdout
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_cli_json_report():
+    result = _cli(str(CORPUS / "99_deleted_cells.ipynb"), "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["graded"] is True
+    counts = {"passed": 1, "error": 1, "not attempted": 1}
+    assert report["score"] == {"passed": 1, "total": 3, "counts": counts}
+    assert [row["status"] for row in report["exercises"]] == ["passed", "error", "not attempted"]
+
+
+def test_cli_exit_status_says_whether_grading_ran(tmp_path):
+    invalid = _cli(str(CORPUS / "99_invalid_json.ipynb"), "--json")
+    assert invalid.returncode == 1 and json.loads(invalid.stdout)["graded"] is False
+    missing = _cli(str(tmp_path / "nowhere.ipynb"))
+    assert missing.returncode == 1 and "no such file" in missing.stdout
+    not_text = tmp_path / "03_binary.ipynb"
+    not_text.write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff\xfe")
+    assert _cli(str(not_text)).returncode == 1
+    assert _cli().returncode == 2  # usage error: no notebook given
+    assert _cli(str(CORPUS / "99_solved.ipynb"), "--timeout", "-1").returncode == 2
+
+
+def test_console_script_is_declared():
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'tformer-grade = "tformer.grade:main"' in text
+
+
+# ---------------------------------------------------------------------------------------------
+# Shipped notebooks: full marks for solutions/, zero for exercises/
+
+
+def _ids(paths):
+    return [path.stem for path in paths]
+
+
+@pytest.mark.parametrize("solution", [*SOLUTIONS, FIXTURE], ids=_ids([*SOLUTIONS, FIXTURE]))
+def test_solutions_get_full_marks(solution, graded):
+    report = graded[f"solutions/{solution.name}"]
+    assert report.graded and not report.problem, report.to_text()
+    assert report.total >= 1
+    assert report.passed == report.total, report.to_text()
+    assert not report.notes, report.to_text()
+    chapter = solution.name[:2]
+    registered = set(registered_checkers(chapter))
+    assert registered <= {row.exercise for row in report.rows}
+
+
+@pytest.mark.parametrize("solution", [*SOLUTIONS, FIXTURE], ids=_ids([*SOLUTIONS, FIXTURE]))
+def test_shipped_exercises_get_zero_all_not_attempted(solution, graded):
+    copy = ROOT / "exercises" / solution.name
+    assert solution == FIXTURE or copy.exists(), f"{copy.name} is missing: run `make exercises`"
+    report = graded[f"exercises/{solution.name}"]
+    assert report.graded and not report.problem, report.to_text()
+    assert report.total >= 1 and report.passed == 0
+    assert {row.status for row in report.rows} == {"not attempted"}, report.to_text()
+    assert not report.notes, report.to_text()  # the reader's copy runs cleanly as shipped
