@@ -326,6 +326,8 @@ def reader_copy(solution_nb, source_path: str = "") -> nbformat.NotebookNode:
     used = used_names_by_cell(nb)
     cells = []
     for index, cell in enumerate(nb.cells):
+        if nb.get("nbformat_minor", 0) >= 5 and not cell.get("id"):
+            cell["id"] = f"cell-{index}"  # deterministic: nbformat would invent a random one
         where = f"{source_path or 'notebook'} cell {index}"
         if cell.cell_type == "markdown" and SOLUTION_TAG in tags(cell):
             continue
