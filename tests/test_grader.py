@@ -209,6 +209,12 @@ def test_cli_exit_status_says_whether_grading_ran(tmp_path):
     assert _cli(str(CORPUS / "99_solved.ipynb"), "--timeout", "-1").returncode == 2
 
 
+def test_a_kernel_that_cannot_start_gives_a_report():
+    report = grade(CORPUS / "99_solved.ipynb", kernel_name="no-such-kernel")
+    assert not report.graded and "could not start a Python kernel" in report.problem
+    assert [row.status for row in report.rows] == ["error"] * 3
+
+
 def test_console_script_is_declared():
     text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert 'tformer-grade = "tformer.grade:main"' in text

@@ -377,10 +377,17 @@ def grade(
         return report
     runs, verdicts, fatal = _execute(nb, path.resolve().parent, timeout, kernel_name,
                                      startup_timeout, max_restarts, report)
-    report.rows = _rows(nb, expected, runs, verdicts, fatal, chapter)
-    report.graded = not fatal.startswith("kernel:")
-    if fatal:
+    if fatal.startswith("kernel:"):
         report.problem = fatal.removeprefix("kernel:")
+        report.rows = [
+            Row(exercise_id, entry.title, "error", "not graded: " + report.problem)
+            for exercise_id, entry in expected.items()
+        ]
+        report.seconds = time.perf_counter() - start
+        return report
+    report.rows = _rows(nb, expected, runs, verdicts, fatal, chapter)
+    report.graded = True
+    report.problem = fatal
     report.seconds = time.perf_counter() - start
     return report
 
