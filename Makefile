@@ -53,12 +53,12 @@ WM := node_modules/@jupyter-widgets/html-manager
 		"$$(node -p "require('./$(WM)/package.json').version")" > vendor/VERSIONS.txt
 	touch $@
 
-# Headless Chromium for the browser test, and a CJK font so the glossary's Chinese terms
-# show in screenshots (Debian packages).
+# Headless Chromium for the browser test, and CJK and emoji fonts so the glossary's Chinese
+# terms and the execution table's status marks show in screenshots (Debian packages).
 .stamp-chromium:
 	if [ ! -x $(CHROMIUM) ]; then \
 		$(SUDO) apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium fonts-wqy-microhei; \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium fonts-wqy-microhei fonts-noto-color-emoji; \
 	fi
 	touch $@
 

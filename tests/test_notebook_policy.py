@@ -125,6 +125,25 @@ def test_each_chapter_is_followed_by_its_exercise_page():
             )
 
 
+CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=_rel)
+def test_chapter_title_is_not_numbered_by_hand(path: Path):
+    """The toc numbers chapters (numbered: true); a title "7. Multi-head …" would read "7. 7. …"."""
+    titles = [
+        line
+        for cell in _read(path).cells
+        if cell.cell_type == "markdown"
+        for line in cell.source.splitlines()
+        if line.startswith("# ")
+    ]
+    assert titles, f"{_rel(path)} has no '# ' title"
+    assert not re.match(r"#\s+(Chapter\s+)?\d+[.:]", titles[0]), (
+        f"{_rel(path)}: title {titles[0]!r} carries its own number; the book numbers chapters"
+    )
+
+
 # --- environment --------------------------------------------------------------------------------
 
 
