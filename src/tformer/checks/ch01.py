@@ -189,3 +189,34 @@ def ex6(apply_merges, merges) -> None:
                 f"for {word!r} you returned {got}, expected {expected}: apply merge 0 everywhere, "
                 "then merge 1, …; merge r creates id 256 + r"
             )
+
+
+# Exercise 01.7: ids with a repeated token, and the gradient G = ∂L/∂X that reaches the lookup.
+GRAD_N_VOCAB = 6
+GRAD_IDS = torch.tensor([4, 1, 4, 0])
+GRAD_UPSTREAM = torch.tensor(
+    [[1.0, 0.0, 2.0], [0.0, 1.0, 0.0], [3.0, -1.0, 1.0], [0.5, 0.5, 0.5]]
+)  # (T, d)
+
+
+@exercise("01.7", "The gradient of the embedding table")
+def ex7(answer) -> None:
+    """``answer``: ∂L/∂E, shape (GRAD_N_VOCAB, d), for X = E[GRAD_IDS] and ∂L/∂X = GRAD_UPSTREAM."""
+    expected = torch.zeros(GRAD_N_VOCAB, GRAD_UPSTREAM.shape[1])
+    for position, token in enumerate(GRAD_IDS.tolist()):  # plain loop: row t sums its positions
+        expected[token] += GRAD_UPSTREAM[position]
+    value = to_array(answer, "the gradient of E")
+    if value.shape == tuple(GRAD_UPSTREAM.shape):
+        raise Wrong("that has one row per position, like ∂L/∂X; ∂L/∂E has one row per "
+                    f"vocabulary token ({GRAD_N_VOCAB} rows)")
+    if value.shape == tuple(expected.shape):
+        last_wins = torch.zeros_like(expected)
+        last_wins[GRAD_IDS] = GRAD_UPSTREAM  # what `grad[ids] = G` does with a repeated id
+        first_wins = torch.zeros_like(expected)
+        for position in reversed(range(len(GRAD_IDS))):
+            first_wins[GRAD_IDS[position]] = GRAD_UPSTREAM[position]
+        if np.allclose(value, last_wins.numpy()) or np.allclose(value, first_wins.numpy()):
+            raise Wrong("token 4 occurs at two positions: its row receives the SUM of both "
+                        "positions' gradients (∂L/∂E = Hᵀ G), not one of them")
+    expect_tensor(value, expected, name="the gradient of E", axes=("vocabulary tokens", "width"),
+                  atol=1e-4, rtol=0)
