@@ -215,6 +215,28 @@ def test_a_kernel_that_cannot_start_gives_a_report():
     assert [row.status for row in report.rows] == ["error"] * 3
 
 
+def test_grade_colab_grades_the_notebook_the_front_end_hands_over(monkeypatch, capsys):
+    """Colab's front end is simulated: it hands over the open notebook as JSON."""
+    import types
+
+    from tformer.grade import grade_colab
+
+    assert grade_colab() == 2 and "Colab only" in capsys.readouterr().out
+    content = json.loads((CORPUS / "99_wrong_answers.ipynb").read_text(encoding="utf-8"))
+    message = types.SimpleNamespace(blocking_request=lambda *args, **kwargs: {"ipynb": content})
+    colab = types.ModuleType("google.colab")
+    colab._message = message
+    google = types.ModuleType("google")
+    google.colab = colab
+    monkeypatch.setitem(sys.modules, "google", google)
+    monkeypatch.setitem(sys.modules, "google.colab", colab)
+    monkeypatch.setitem(sys.modules, "google.colab._message", message)
+    assert grade_colab() == 0
+    out = capsys.readouterr().out
+    assert "Grading this notebook (chapter 99, 3 exercises)" in out
+    assert "Score: 0/3 passed (3 wrong)" in out
+
+
 def test_console_script_is_declared():
     text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert 'tformer-grade = "tformer.grade:main"' in text

@@ -542,6 +542,42 @@ def _status(nb, exercise_id, section, entry, runs, verdicts, fatal) -> tuple[str
 
 
 # ---------------------------------------------------------------------------------------------
+# Colab: grade the notebook that is open, without downloading it
+
+
+def grade_colab(timeout: float = DEFAULT_TIMEOUT) -> int:
+    """On Colab, grade the open notebook (as last saved in the browser) in a fresh kernel.
+
+    Run ``from tformer.grade import grade_colab; grade_colab()`` in a cell: the notebook is
+    fetched from the Colab front end, written to a temporary file and graded by
+    ``python -m tformer.grade`` in a separate process (a new kernel, as on a laptop). Returns the
+    grader's exit status. Elsewhere use the command line: ``tformer-grade NOTEBOOK``.
+    """
+    import tempfile
+
+    try:
+        from google.colab import _message  # type: ignore[import-not-found]
+    except ImportError:
+        print("grade_colab() works on Colab only; elsewhere run: tformer-grade NOTEBOOK.ipynb")
+        return 2
+    try:
+        reply = _message.blocking_request("get_ipynb", request="", timeout_sec=60)
+        content = reply["ipynb"]
+    except Exception as error:  # noqa: BLE001
+        print(f"Colab did not hand over the notebook ({error}); download it and run tformer-grade")
+        return 1
+    folder = Path(tempfile.mkdtemp(prefix="tformer-grade-"))
+    path = folder / "colab_notebook.ipynb"
+    path.write_text(json.dumps(content), encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-m", "tformer.grade", str(path), "--timeout", str(timeout)],
+        capture_output=True, text=True, check=False,
+    )
+    print(result.stdout.replace(str(path), "this notebook"), end="")
+    return result.returncode
+
+
+# ---------------------------------------------------------------------------------------------
 # Command line
 
 
