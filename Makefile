@@ -2,7 +2,8 @@
 #   make book   set everything up, execute every notebook, build the HTML into _build/html
 #   make test   set everything up, run ruff and the whole pytest suite (units, notebook policy,
 #               nbval on solutions/, the book build, the browser test)
-# Set-up steps leave stamp files (.stamp-*), so a second `make` skips them.
+# Set-up steps leave stamp files (.venv/.installed, vendor/VERSIONS.txt, .stamp-chromium), so a
+# second `make` skips them; deleting .venv or vendor/ redoes the step.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -23,11 +24,14 @@ PYTEST_ARGS := tests $(wildcard solutions) --nbval-lax --nbval-sanitize-with tes
 
 .PHONY: setup book test exercises bench clean distclean
 
-setup: .stamp-venv .stamp-assets .stamp-chromium
+STAMP_VENV := $(VENV)/.installed
+STAMP_ASSETS := vendor/VERSIONS.txt
+
+setup: $(STAMP_VENV) $(STAMP_ASSETS) .stamp-chromium
 
 # Python: a venv with every pin from requirements.txt (torch is the CPU wheel), then tformer
 # itself without dependencies so nothing can pull another torch build.
-.stamp-venv: requirements.txt pyproject.toml
+.venv/.installed: requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet -r requirements.txt
 	$(PY) -m pip install --quiet --no-deps -e .
@@ -37,7 +41,7 @@ setup: .stamp-venv .stamp-assets .stamp-chromium
 # Only the files a page can load are copied to vendor/ (served as _build/html/_static/...).
 MJ := node_modules/mathjax/es5
 WM := node_modules/@jupyter-widgets/html-manager
-.stamp-assets: package.json package-lock.json
+vendor/VERSIONS.txt: package.json package-lock.json
 	npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	rm -rf vendor
 	mkdir -p vendor/mathjax/input/tex vendor/mathjax/output/chtml vendor/widgets
@@ -50,8 +54,7 @@ WM := node_modules/@jupyter-widgets/html-manager
 	cp $(WM)/dist/*.woff2 $(WM)/dist/*.woff vendor/widgets/
 	printf 'mathjax %s (Apache-2.0)\n@jupyter-widgets/html-manager %s (BSD-3-Clause)\n' \
 		"$$(node -p "require('./node_modules/mathjax/package.json').version")" \
-		"$$(node -p "require('./$(WM)/package.json').version")" > vendor/VERSIONS.txt
-	touch $@
+		"$$(node -p "require('./$(WM)/package.json').version")" > $@
 
 # Headless Chromium for the browser test, and CJK and emoji fonts so the glossary's Chinese
 # terms and the execution table's status marks show in screenshots (Debian packages).
@@ -65,9 +68,12 @@ WM := node_modules/@jupyter-widgets/html-manager
 book: setup
 	$(BIN)/jupyter-book build . -W --keep-going
 
+# ruff and pytest both run even if the first fails; the target fails if either did.
 test: setup
-	$(BIN)/ruff check .
-	$(PY) -m pytest $(PYTEST_ARGS)
+	status=0; \
+	$(BIN)/ruff check . || status=1; \
+	$(PY) -m pytest $(PYTEST_ARGS) || status=1; \
+	exit $$status
 
 # Regenerate the reader's exercise notebooks and the book's exercise pages from solutions/.
 exercises: setup
@@ -87,4 +93,4 @@ clean:
 	rm -rf _build
 
 distclean: clean
-	rm -rf $(VENV) node_modules vendor .stamp-*
+	rm -rf $(VENV) node_modules vendor .stamp-chromium
