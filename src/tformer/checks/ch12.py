@@ -194,12 +194,17 @@ def ex5(answer, model=None, tokens=None, length=None) -> None:
 
 @exercise("12.6", "What if the sequence is not repeated?")
 def ex6(answer, n_vocab: int = 64) -> None:
-    """``answer``: the trained model's second-half loss on non-repeated random sequences (nats)."""
+    """``answer``: the trained model's second-half loss on non-repeated random sequences (nats).
+
+    Anything from 0.9 · ln(n_vocab − 1) up is right: a copier cannot beat chance on noise, and it
+    may do worse (it still copies, confidently, whatever its induction head lands on).
+    """
     chance = math.log(n_vocab - 1)
     value = _scalar(answer, "the second-half loss")
     if value < 0.5 * chance:
         raise Wrong(f"{value:.2f} nats is the loss on *repeated* sequences; run the model on "
                     "random_batch(...), where the second half repeats nothing")
-    if not abs(value - chance) < 0.1 * chance:
-        raise Wrong(f"{value:.2f} nats is far from what a model that can only copy should get "
-                    f"on noise — compare it with ln {n_vocab - 1}")
+    if value < 0.9 * chance:
+        raise Wrong(f"{value:.2f} nats is clearly better than chance (ln {n_vocab - 1} = "
+                    f"{chance:.2f}); on noise a model that can only copy cannot beat chance — "
+                    "did you measure the first half, or use repeated sequences?")
