@@ -84,3 +84,49 @@ def sliding_window_attention(
         )
     mask = sliding_window_mask(queries.shape[-2], window, device=queries.device)
     return scaled_dot_product_attention(queries, keys, values, mask)
+
+
+def online_softmax_states(
+    scores: Tensorish, values: Tensorish, tile_size: int
+) -> list[dict[str, torch.Tensor]]:
+    """The running state of the online softmax for **one query**, after each tile of keys.
+
+    Args:
+        scores: ``(T_k,)`` the query's (already scaled) scores; values: ``(T_k, d_v)``.
+        tile_size: keys per tile.
+
+    Returns:
+        one dict per tile with ``seen`` (keys read so far), ``max`` (running maximum ``m``),
+        ``normaliser`` (``ℓ = Σ exp(s − m)`` over the keys seen) and ``output`` (the weighted
+        average of the values seen so far, ``acc / ℓ``). After the last tile ``output`` equals
+        ``softmax(scores) @ values``. This is the same recurrence as :func:`tiled_attention`,
+        unrolled for teaching.
+    """
+    scores = torch.as_tensor(scores)
+    values = torch.as_tensor(values)
+    if scores.ndim != 1 or values.ndim != 2 or values.shape[0] != scores.shape[0]:
+        raise ValueError(
+            f"need scores (T_k,) and values (T_k, d_v); got {tuple(scores.shape)} and "
+            f"{tuple(values.shape)}"
+        )
+    if tile_size < 1:
+        raise ValueError(f"tile_size must be ≥ 1, got {tile_size}")
+    running_max = torch.tensor(float("-inf"), dtype=scores.dtype)
+    normaliser = torch.tensor(0.0, dtype=scores.dtype)
+    accumulator = torch.zeros(values.shape[1], dtype=scores.dtype)
+    states = []
+    for start in range(0, len(scores), tile_size):
+        tile = scores[start : start + tile_size]
+        new_max = torch.maximum(running_max, tile.max())
+        rescale = torch.exp(running_max - new_max)
+        exponentials = torch.exp(tile - new_max)
+        normaliser = normaliser * rescale + exponentials.sum()
+        accumulator = accumulator * rescale + exponentials @ values[start : start + tile_size]
+        running_max = new_max
+        states.append({
+            "seen": torch.tensor(start + len(tile)),
+            "max": running_max.clone(),
+            "normaliser": normaliser.clone(),
+            "output": accumulator / normaliser,
+        })
+    return states
