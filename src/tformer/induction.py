@@ -48,8 +48,8 @@ class LabSettings:
     min_length: int = 8
     max_length: int = 24
     batch_size: int = 64
-    steps: int = 500
-    lr: float = 2e-2
+    steps: int = 800
+    lr: float = 3e-2
     weight_decay: float = 0.01
     embedding_std: float = 1.0
 
