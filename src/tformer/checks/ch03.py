@@ -68,7 +68,10 @@ def ex3(answer) -> None:
     """``answer``: the largest |o_i − v| over all queries and coordinates (a number near 0)."""
     if isinstance(answer, bool) or not isinstance(answer, int | float | np.number | torch.Tensor):
         raise Wrong(f"give one number, the largest deviation; got {type(answer).__name__}")
-    value = float(to_array(answer, "the deviation").reshape(-1)[0])
+    array = to_array(answer, "the deviation")
+    if array.size != 1:
+        raise Wrong(f"give one number, the largest deviation; got an array of shape {array.shape}")
+    value = float(array.reshape(()))
     if math.isnan(value):
         raise Wrong("the deviation is NaN — is a query row fully masked?")
     if value < 0:

@@ -1,0 +1,104 @@
+"""Chapter 3 and 4 checkers: right answers (computed here from closed forms or plain torch) pass,
+typical mistakes get their specific hint, stubs are "not attempted", and nothing ever raises."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from tformer.checks import ch03, ch04
+
+GARBAGE = [None, ..., "text", 3, (1,), [1, 2, 3, 4], {"a": 1}, float("nan"), torch.zeros(5)]
+
+
+def _status(verdict) -> str:
+    return verdict.status
+
+
+def _attention(queries, keys, values):
+    weights = torch.softmax(queries @ keys.T / math.sqrt(queries.shape[-1]), dim=-1)
+    return weights @ values
+
+
+def _jacobian(p):
+    return torch.diag(p) - torch.outer(p, p)
+
+
+RIGHT = {
+    ch03.ex1: (2 * 64 * 512 + 512 * 512 + 2 * 64 + 512,) * 2,
+    ch03.ex2: (
+        torch.softmax(torch.eye(2) / math.sqrt(2), -1),
+        torch.softmax(torch.eye(2) / math.sqrt(2), -1) @ torch.tensor([[2.0, 0], [0, 4]]),
+    ),
+    ch03.ex3: 1e-7,
+    ch03.ex4: _attention,
+    ch03.ex5: (1e-7, 0.3),
+    ch03.ex6: (32, 8 * 8 * 128 * 128, 4 * 8 * 8 * 128 * 128),
+    ch03.ex7: 1152,
+    ch04.ex1: (math.sqrt(128), 1.0),
+    ch04.ex2: (0.05, 255.0, 0.997),
+    ch04.ex3: _jacobian,
+    ch04.ex5: torch.softmax(torch.tensor([0.0, 2, 2]) / math.sqrt(2), -1),
+    ch04.ex6: 256,
+}
+
+
+@pytest.mark.parametrize("checker", list(RIGHT), ids=lambda c: c.exercise_id)
+def test_right_answers_pass(checker) -> None:
+    assert _status(checker(RIGHT[checker])) == "passed"
+
+
+def test_trace_exercise_right_answer() -> None:
+    p = torch.softmax(torch.tensor([1.0, 2.0, 3.0]), -1)
+    assert ch04.ex4((1 - float((p**2).sum()), 15 / 16)).passed
+
+
+@pytest.mark.parametrize(
+    ("checker", "answer", "hint"),
+    [
+        (ch03.ex1, (327_680, 327_680), "biases"),
+        (ch03.ex1, (328_320, 656_640), "T axis"),
+        (ch03.ex2, (torch.softmax(torch.eye(2), -1), torch.eye(2)), "unscaled"),
+        (ch03.ex4, lambda q, k, v: torch.softmax(q @ k.T, -1) @ v, "unscaled"),
+        (ch03.ex4, lambda q, k, v: torch.softmax(q @ k.T / 2, 0) @ v, "over the queries"),
+        (ch03.ex5, (0.3, 0.3), "P Sa(X)"),
+        (ch03.ex5, (0.0, 0.0), "position table"),
+        (ch03.ex6, (32, 8 * 128 * 128, 4), "multiply by H"),
+        (ch03.ex6, (32, 8 * 8 * 128 * 128, 8 * 8 * 128 * 128), "4 bytes"),
+        (ch03.ex7, 2304, "two quadratic terms"),
+        (ch04.ex1, (128, 1), "variance"),
+        (ch04.ex2, (0.0, 16.0, 1.0), "standard deviation"),
+        (ch04.ex2, (0.0, 256.0, 1 / 256), "√d_k"),
+        (ch04.ex3, lambda p: -torch.outer(p, p), "diagonal"),
+        (ch04.ex4, (0.5105, 15 / 16), "Σ p_i²"),
+        (ch04.ex5, torch.tensor([0.063, 0.468, 0.468]), "unscaled"),
+        (ch04.ex5, torch.softmax(torch.tensor([0.0, 1, 1]), -1), "√d_k = √2"),
+        (ch04.ex6, 128, "still below 0.9"),
+    ],
+)
+def test_typical_mistakes_get_their_hint(checker, answer, hint) -> None:
+    verdict = checker(answer)
+    assert verdict.status == "wrong"
+    assert hint in verdict.message
+
+
+@pytest.mark.parametrize(
+    "checker",
+    [ch03.ex1, ch03.ex2, ch03.ex3, ch03.ex4, ch03.ex5, ch03.ex6, ch03.ex7,
+     ch04.ex1, ch04.ex2, ch04.ex3, ch04.ex4, ch04.ex5, ch04.ex6],
+    ids=lambda c: c.exercise_id,
+)
+def test_stubs_and_garbage_never_crash(checker) -> None:
+    assert checker(None).status == "not attempted"
+    for answer in GARBAGE[2:]:
+        assert checker(answer).status in ("wrong", "not attempted"), answer
+
+
+def test_function_stubs_are_not_attempted() -> None:
+    def stub(*args):
+        raise NotImplementedError
+
+    assert ch03.ex4(stub).status == "not attempted"
+    assert ch04.ex3(stub).status == "not attempted"
