@@ -49,12 +49,6 @@ class ArrayRaises:
     def __array__(self, *args, **kwargs):
         raise RuntimeError("__array__ exploded")
 
-    def __float__(self):
-        raise ArithmeticError("__float__ exploded")
-
-    def __len__(self):
-        raise OSError("__len__ exploded")
-
 
 class StrRaisesError(Exception):
     def __str__(self):
