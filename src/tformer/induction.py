@@ -157,8 +157,8 @@ def plot_half_losses(ax, log: LabLog, plateau: float, phase_step: int | None = N
     steps = range(len(log.first))
     ax.plot(steps, log.first, color=PALETTE["orange"], lw=1, label="first half (unpredictable)")
     ax.plot(steps, log.second, color=PALETTE["blue"], lw=1, label="second half (copyable)")
-    ax.axhline(plateau, color="#777777", ls="--", lw=1)
-    ax.text(0, plateau + 0.1, f"ln {round(math.exp(plateau))} = {plateau:.2f}", color="#555555")
+    ax.axhline(plateau, color="#777777", ls="--", lw=1,
+               label=f"chance: ln {round(math.exp(plateau))} = {plateau:.2f}")
     if phase_step is not None:
         ax.axvline(phase_step, color=PALETTE["vermillion"], lw=1.5)
         ax.text(phase_step + 5, 0.75 * plateau, f"phase change\nstep {phase_step}",
@@ -166,7 +166,7 @@ def plot_half_losses(ax, log: LabLog, plateau: float, phase_step: int | None = N
     ax.set_xlabel("training step")
     ax.set_ylabel("cross-entropy (nats)")
     ax.set_ylim(0, plateau + 0.8)
-    ax.legend(loc="upper right")
+    ax.legend(loc="center right")
 
 
 class LiveLossPlot:

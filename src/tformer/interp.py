@@ -92,7 +92,7 @@ def previous_token_score(weights: torch.Tensor) -> torch.Tensor:
     ``weights`` ``(..., T, T)`` → ``(...)``: the average of ``weights[..., t, t − 1]`` over the
     query positions ``t = 1 … T − 1`` (position 0 has no predecessor). A perfect previous-token
     head scores 1; a head spreading its attention uniformly over the causal past scores
-    ``(H_T − 1)/(T − 1)`` (``H_T`` the harmonic number), about 0.13 at ``T = 33``.
+    ``(H_T − 1)/(T − 1)`` (``H_T`` the harmonic number), about 0.096 at ``T = 33``.
     """
     _check_pattern(weights)
     n_positions = weights.shape[-1]
