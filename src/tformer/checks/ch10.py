@@ -24,6 +24,8 @@ def ex1(answer) -> None:
     ``ein kleiner hund`` with ``<start>`` and ``<end>``."""
     if not isinstance(answer, Sequence) or isinstance(answer, str) or len(answer) != 2:
         raise Wrong("answer should be a pair (inputs, targets) of two lists of tokens")
+    if not all(isinstance(part, Sequence) and not isinstance(part, str) for part in answer):
+        raise Wrong("inputs and targets should each be a list of tokens such as ['<start>', ...]")
     inputs, targets = (list(part) for part in answer)
     expected_inputs, expected_targets = SENTENCE[:-1], SENTENCE[1:]
     if inputs == expected_targets and targets == expected_inputs:
