@@ -109,8 +109,7 @@ def heatmap(
         _, ax = plt.subplots(figsize=(0.6 * matrix.shape[1] + 2.2, 0.6 * matrix.shape[0] + 1.2))
     finite = np.isfinite(matrix)
     shown = np.ma.masked_where(~finite, matrix)
-    colormap = mpl.colormaps[cmap].copy()
-    colormap.set_bad("#dddddd")
+    colormap = mpl.colormaps[cmap].with_extremes(bad="#dddddd")
     image = ax.imshow(shown, cmap=colormap, vmin=vmin, vmax=vmax, aspect="auto")
     n_rows, n_cols = matrix.shape
     ax.set_xticks(range(n_cols), labels=col_labels if col_labels is not None else range(n_cols))
