@@ -66,6 +66,7 @@ WRONG = [
     (ch08.ex1, 24 * 12 * 1024**2, "13d"),
     (ch08.ex2, [-math.sqrt(1.5), 0.0, 0.5, math.sqrt(1.5) / 2], "d − 1"),
     (ch08.ex6, 354_823_168 + 50257 * 1024, "tied"),
+    (ch08.ex7, 354_823_168, "parameter count"),
 ]
 
 
@@ -111,3 +112,8 @@ def test_layer_checkers_name_the_mistake():
     assert "swap" in ch08.ex5(swapped).message
     assert "batch norm" in ch08.ex4(batch_norm).message
     assert ch08.ex4(lambda x, gamma, beta, eps: 2 * x).status == "wrong"
+
+    def no_gamma_beta(x, gamma, beta, eps):
+        return F.layer_norm(x, x.shape[-1:], None, None, eps)
+
+    assert "γ and β" in ch08.ex4(no_gamma_beta).message

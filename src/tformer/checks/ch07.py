@@ -10,7 +10,14 @@ from collections.abc import Mapping
 
 import torch
 
-from tformer.checks.core import Wrong, call_reader, exercise, expect_number, expect_tensor
+from tformer.checks.core import (
+    Wrong,
+    as_number,
+    call_reader,
+    exercise,
+    expect_number,
+    expect_tensor,
+)
 
 # Source 001's multi-head memory exercise (m = 8, T = 128, d = 256, H = 8) is worked in the
 # chapter; the exercises ask the same questions at GPT-2 small's scale.
@@ -82,9 +89,10 @@ def ex3(answer) -> None:
     """``answer``: parameter count of a multi-head attention layer with d = 512, h = 8, biases."""
     reference = torch.nn.MultiheadAttention(512, 8, bias=True, device="meta")
     expected = sum(parameter.numel() for parameter in reference.parameters())
-    if answer == 3 * 512**2 + 3 * 512:
+    value = as_number(answer, name="the parameter count")  # a tensor would make == ambiguous
+    if value == 3 * 512**2 + 3 * 512:
         raise Wrong("that counts W_Q, W_K and W_V only; the output projection W_O adds d² + d")
-    if answer == 4 * 512**2:
+    if value == 4 * 512**2:
         raise Wrong("the four projections also have a bias vector of length d each")
     expect_number(answer, expected, name="the parameter count")
 
@@ -96,11 +104,12 @@ def ex4(answer) -> None:
     scores = H * T * T * D_K  # every head: T × T dot products of length d_k
     mixing = H * T * T * D_K  # every head: T × T weights times T × d_k values
     expected = projections + scores + mixing
-    if answer == projections:
+    value = as_number(answer, name="the multiply-add count")  # a tensor would make == ambiguous
+    if value == projections:
         raise Wrong("that is the projections only; add the scores Q Kᵀ and the mixing A V")
-    if answer == scores + mixing:
+    if value == scores + mixing:
         raise Wrong("that is the attention part only; add the four d × d projections")
-    if answer == 2 * expected:
+    if value == 2 * expected:
         raise Wrong("that is in FLOPs (2 per multiply-add); count multiply-adds")
     expect_number(answer, expected, name="the multiply-add count")
 
@@ -114,7 +123,8 @@ def ex5(answer) -> None:
     w_q = torch.randn(d, d_k, generator=generator, dtype=torch.float64)
     w_k = torch.randn(d, d_k, generator=generator, dtype=torch.float64)
     expected = int(torch.linalg.matrix_rank(w_q @ w_k.T))
-    if answer == d:
+    value = as_number(answer, name="the rank")  # a tensor would make == ambiguous
+    if value == d:
         raise Wrong("W_QK is d × d, but it passes through a narrower space; which one?")
     expect_number(answer, expected, name="the rank")
 

@@ -13,7 +13,14 @@ import math
 import torch
 import torch.nn.functional as F
 
-from tformer.checks.core import Wrong, call_reader, exercise, expect_number, expect_tensor
+from tformer.checks.core import (
+    Wrong,
+    as_number,
+    call_reader,
+    exercise,
+    expect_number,
+    expect_tensor,
+)
 
 N_VOCAB, N_CTX = 50257, 1024
 
@@ -43,9 +50,10 @@ def ex1(answer) -> None:
     """``answer``: parameters in 24 Transformer layers of width 1,024 (``12d² + 13d`` each)."""
     d, n_layers = 1024, 24
     expected = n_layers * _block(d)
-    if answer == n_layers * 12 * d * d:
+    value = as_number(answer, name="the parameter count")  # a tensor would make == ambiguous
+    if value == n_layers * 12 * d * d:
         raise Wrong("that is 24 · 12d² only; the 13d biases and LayerNorm parameters count too")
-    if answer == _block(d):
+    if value == _block(d):
         raise Wrong("that is one layer; the model has 24")
     expect_number(answer, expected, name="the parameter count")
 
@@ -98,13 +106,22 @@ def ex4(answer) -> None:
         beta = torch.randn(d, generator=generator, dtype=torch.float64)
         expected = F.layer_norm(x, (d,), gamma, beta, eps=1e-5)
         result = call_reader(answer, x.clone(), gamma, beta, 1e-5, name="your layer_norm")
-        value = torch.as_tensor(result, dtype=torch.float64) if result is not None else None
+        try:  # a malformed result gets its hint from _expect_close below
+            value = torch.as_tensor(result, dtype=torch.float64)
+        except (TypeError, ValueError, RuntimeError):
+            value = None
         if value is not None and value.shape == expected.shape:
             unbiased = gamma * (x - x.mean(-1, keepdim=True)) / torch.sqrt(
                 x.var(-1, keepdim=True, unbiased=True) + 1e-5
             ) + beta
             if torch.allclose(value, unbiased, atol=1e-6):
                 raise Wrong("you used the unbiased variance (d − 1); LayerNorm divides by d")
+            standardised = (x - x.mean(-1, keepdim=True)) / torch.sqrt(
+                x.var(-1, keepdim=True, unbiased=False) + 1e-5
+            )
+            if torch.allclose(value, standardised, atol=1e-6):
+                raise Wrong("you standardised but left out γ and β: return "
+                            "gamma * (x − mean) / sqrt(variance + eps) + beta")
             batch_statistics = F.batch_norm(
                 x.reshape(-1, d), None, None, gamma, beta, training=True, eps=1e-5
             ).reshape(shape)
@@ -120,7 +137,12 @@ def ex4(answer) -> None:
     changed = x.clone()
     changed[1:] = 50 * torch.randn(3, 3, 8, generator=generator, dtype=torch.float64)
     second = call_reader(answer, changed, gamma, beta, 1e-5, name="your layer_norm")
-    if not torch.allclose(torch.as_tensor(first)[0], torch.as_tensor(second)[0], atol=1e-12):
+    try:
+        unchanged = torch.allclose(torch.as_tensor(first)[0], torch.as_tensor(second)[0],
+                                   atol=1e-12)
+    except (TypeError, ValueError, RuntimeError, IndexError):
+        raise Wrong("your layer_norm should return a tensor shaped like its input") from None
+    if not unchanged:
         raise Wrong("sample 0's output changed when the other samples changed; "
                     "LayerNorm must use each token's own statistics only")
 
@@ -177,13 +199,14 @@ def ex6(answer) -> None:
     """``answer``: parameters of GPT-2 medium (d = 1,024, 24 layers, tied output layer)."""
     d, n_layers = 1024, 24
     expected = n_layers * _block(d) + N_VOCAB * d + N_CTX * d + 2 * d
-    if answer == expected + N_VOCAB * d:
+    value = as_number(answer, name="the parameter count")  # a tensor would make == ambiguous
+    if value == expected + N_VOCAB * d:
         raise Wrong("the output layer is tied to the token embedding; count that matrix once")
-    if answer == expected - N_CTX * d:
+    if value == expected - N_CTX * d:
         raise Wrong("GPT-2 learns a position table too: n_ctx · d parameters")
-    if answer == expected - 2 * d:
+    if value == expected - 2 * d:
         raise Wrong("the final LayerNorm after the last layer has 2d parameters")
-    if answer == n_layers * _block(d):
+    if value == n_layers * _block(d):
         raise Wrong("that is the 24 layers only (exercise 08.1); add the embeddings")
     expect_number(answer, expected, name="the parameter count")
 
@@ -195,11 +218,16 @@ def ex7(answer) -> None:
     weights = n_layers * 12 * d * d + N_VOCAB * d
     attention = n_layers * 2 * n_context * d
     expected = weights + attention
-    if answer == weights:
+    value = as_number(answer, name="the multiply-add count")  # a tensor would make == ambiguous
+    if value == weights:
         raise Wrong("add the attention term: 2·N·d per layer (scores and mixing)")
-    if answer == weights - N_VOCAB * d + attention:
+    if value == weights - N_VOCAB * d + attention:
         raise Wrong("the output layer multiplies every final vector by the n_vocab × d matrix "
                     "too, even though its parameters are tied")
-    if answer == 2 * expected:
+    if value == 2 * expected:
         raise Wrong("that is in FLOPs; count multiply-adds")
+    if value == 354_823_168:  # GPT-2 medium's parameters (exercise 08.6)
+        raise Wrong("that is the parameter count (exercise 08.6); count one multiply-add per "
+                    "weight-matrix entry, the tied output layer included but not the position "
+                    "table, plus 2·N·d per layer")
     expect_number(answer, expected, name="the multiply-add count")
