@@ -12,13 +12,25 @@ from typing import Any
 import numpy as np
 import torch
 
-from tformer.checks.core import Wrong, call_reader, exercise, expect_number, expect_tensor, to_array
+from tformer.checks.core import (
+    Wrong,
+    as_number,
+    call_reader,
+    exercise,
+    expect_number,
+    expect_tensor,
+    to_array,
+)
 
 
 def _pair(answer: Any, size: int, what: str) -> list[Any]:
-    if isinstance(answer, (str, bytes)) or not hasattr(answer, "__len__") or len(answer) != size:
+    try:
+        values = None if isinstance(answer, str | bytes) else list(answer)
+    except TypeError:  # a number, a 0-d array, or anything else that is not a sequence
+        values = None
+    if values is None or len(values) != size:
         raise Wrong(f"give {size} values in a tuple: {what}")
-    return list(answer)
+    return values
 
 
 def _reference_attention(queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
@@ -117,10 +129,10 @@ def ex4(answer) -> None:
 def ex5(answer) -> None:
     """``answer``: (largest |Sa(PX) − P Sa(X)| without positions, the same with positions added)."""
     without, with_positions = _pair(answer, 2, "(gap without positions, gap with positions)")
-    for gap, name in ((without, "the gap without positions"), (with_positions, "the gap with positions")):
-        if isinstance(gap, bool) or not isinstance(gap, int | float | np.number | torch.Tensor):
-            raise Wrong(f"{name} should be a number, got {type(gap).__name__}")
-    without, with_positions = float(without), float(with_positions)
+    without = as_number(without, "the gap without positions")
+    with_positions = as_number(with_positions, "the gap with positions")
+    if not (math.isfinite(without) and math.isfinite(with_positions)):
+        raise Wrong("both gaps should be finite numbers; a NaN or inf points at a broken computation")
     if without > 1e-5:
         raise Wrong(
             f"without positions the gap should be rounding error, got {without:.3g}; compare "

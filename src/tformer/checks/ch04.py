@@ -16,9 +16,13 @@ from tformer.checks.core import Wrong, call_reader, exercise, expect_number, exp
 
 
 def _parts(answer: Any, size: int, what: str) -> list[Any]:
-    if isinstance(answer, (str, bytes)) or not hasattr(answer, "__len__") or len(answer) != size:
+    try:
+        values = None if isinstance(answer, str | bytes) else list(answer)
+    except TypeError:  # a number, a 0-d array, or anything else that is not a sequence
+        values = None
+    if values is None or len(values) != size:
         raise Wrong(f"give {size} numbers in a tuple: {what}")
-    return list(answer)
+    return values
 
 
 def _number(value: Any, name: str) -> float:
