@@ -6,6 +6,9 @@
 * MathJax is loaded on every page, not only on pages with equations: a chapter title with math
   (e.g. "Why divide by $\\sqrt{d_k}$") appears in the navigation of every page, and would stay raw
   TeX on pages without equations of their own (the references, the execution status).
+* The bibliography is labelled by author and year ("Vaswani et al., 2017"), the same text the
+  author-year citations in the chapters show, so a reader finds a cited work in the list at a
+  glance (pybtex's stock styles label entries [1], [2], … or [VSP+17]).
 * sphinx-thebe registers its inline configuration script once per read phase, so a page can carry
   two ``const THEBE_JS_URL`` declarations, a JavaScript error on every page; duplicates are removed.
 """
@@ -13,6 +16,10 @@
 from __future__ import annotations
 
 import re
+
+from pybtex.plugin import register_plugin
+from pybtex.style.formatting.unsrt import Style as UnsrtStyle
+from pybtex.style.labels import BaseLabelStyle
 
 FONT_AWESOME_CDN = re.compile(
     r"<link[^>]*href=\"https?://[^\"]*font-awesome[^\"]*\"[^>]*>\s*", re.IGNORECASE
@@ -35,6 +42,36 @@ def _page_context(app, pagename, templatename, context, doctree) -> None:
             seen.add(key)
             unique.append(script)
         scripts[:] = unique  # in place: later handlers (MathJax, widgets) append to this list
+
+
+class AuthorYearLabels(BaseLabelStyle):
+    """Labels "Surname, 2017", "Surname and Other, 2017" or "Surname et al., 2017"."""
+
+    def format_labels(self, sorted_entries):
+        for entry in sorted_entries:
+            people = entry.persons.get("author") or entry.persons.get("editor") or []
+            surnames = [" ".join(person.last_names) for person in people]
+            if not surnames:
+                names = entry.fields.get("title", entry.key)
+            elif len(surnames) == 1:
+                names = surnames[0]
+            elif len(surnames) == 2:
+                names = f"{surnames[0]} and {surnames[1]}"
+            else:
+                names = f"{surnames[0]} et al."
+            names = names.replace("{", "").replace("}", "")
+            yield f"{names}, {entry.fields.get('year', 'n.d.')}"
+
+
+class AuthorYearStyle(UnsrtStyle):
+    """pybtex's unsrt formatting, sorted by author, labelled by :class:`AuthorYearLabels`."""
+
+    default_label_style = "book_author_year"
+    default_sorting_style = "author_year_title"
+
+
+register_plugin("pybtex.style.labels", "book_author_year", AuthorYearLabels)
+register_plugin("pybtex.style.formatting", "book_author_year", AuthorYearStyle)
 
 
 def setup(app):
