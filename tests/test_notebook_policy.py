@@ -130,7 +130,7 @@ CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=_rel)
 def test_chapter_title_is_not_numbered_by_hand(path: Path):
-    """The toc numbers chapters (numbered: true); a title "7. Multi-head …" would read "7. 7. …"."""
+    """The toc numbers chapters (numbered: 1); a title "7. Multi-head …" would read "7. 7. …"."""
     titles = [
         line
         for cell in _read(path).cells
