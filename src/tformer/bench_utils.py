@@ -1,10 +1,10 @@
 """Small, honest measurements of time and memory, for the cost figures of the book.
 
 * :func:`time_call` — best wall time of a call over a few repeats (after a warm-up).
-* :class:`PeakTensorMemory` / :func:`peak_tensor_bytes` — the largest number of bytes held by
-  tensors *created during* a call, on any device. It counts tensor storages as they are
-  produced by PyTorch operations and releases them when they are freed, so it measures what the
-  computation materialises (e.g. a ``T × T`` score matrix), not the allocator's caching.
+* :func:`peak_tensor_bytes` — the largest number of bytes held by tensors *created during* a
+  call, on any device (:class:`tformer.profiling.MemoryTracker` under ``torch.no_grad()``), so
+  it measures what the computation materialises (e.g. a ``T × T`` score matrix), not the
+  allocator's caching.
 * :func:`machine_description` — one line naming the CPU/GPU, thread count and torch version, so
   a figure can state the machine it was measured on.
 
@@ -16,13 +16,12 @@ from __future__ import annotations
 import os
 import platform
 import time
-import weakref
 from collections.abc import Callable
 from typing import Any
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_flatten
+
+from tformer.profiling import peak_memory
 
 
 def _synchronize() -> None:
@@ -51,66 +50,12 @@ def time_call(fn: Callable[..., Any], *args: Any, repeats: int = 3, warmup: int 
     return min(times)
 
 
-class PeakTensorMemory(TorchDispatchMode):
-    """Context manager tracking the bytes of tensor storages created inside it.
-
-    ``live`` is the number of bytes currently held by tensors created in the context, ``peak``
-    the largest value ``live`` reached. Views share their base's storage and are counted once.
-    Tensors that existed before entering (inputs, parameters) are not counted, nor are views
-    of them (e.g. the transposed weight ``nn.Linear`` passes to ``addmm``).
-    """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.live = 0
-        self.peak = 0
-        self._storages: dict[int, tuple[int, int]] = {}  # data_ptr -> (live tensors, bytes)
-
-    def _release(self, key: int) -> None:
-        count, n_bytes = self._storages[key]
-        if count == 1:
-            del self._storages[key]
-            self.live -= n_bytes
-        else:
-            self._storages[key] = (count - 1, n_bytes)
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
-        result = func(*args, **(kwargs or {}))
-        inputs = {
-            tensor.untyped_storage().data_ptr()
-            for tensor in tree_flatten((args, kwargs))[0]
-            if isinstance(tensor, torch.Tensor)
-        }
-        for tensor in tree_flatten(result)[0]:
-            if not isinstance(tensor, torch.Tensor):
-                continue
-            storage = tensor.untyped_storage()
-            key = storage.data_ptr()
-            if key == 0:  # empty tensor, nothing allocated
-                continue
-            if key in inputs and key not in self._storages:  # a view of pre-existing memory
-                continue
-            if key in self._storages:
-                count, n_bytes = self._storages[key]
-                self._storages[key] = (count + 1, n_bytes)
-            else:
-                self._storages[key] = (1, storage.nbytes())
-                self.live += storage.nbytes()
-                self.peak = max(self.peak, self.live)
-            weakref.finalize(tensor, self._release, key)
-        return result
-
-
 def peak_tensor_bytes(fn: Callable[..., Any], *args: Any) -> int:
-    """Peak bytes of the tensors ``fn(*args)`` creates (under ``torch.no_grad()``).
-
-    The result of the call is counted too, since it is alive when the call returns.
-    """
-    tracker = PeakTensorMemory()
-    with torch.no_grad(), tracker:
-        result = fn(*args)
-    del result
-    return tracker.peak
+    """Peak bytes of the tensors ``fn(*args)`` creates, under ``torch.no_grad()``
+    (:class:`tformer.profiling.MemoryTracker`; the call's result is counted too)."""
+    with torch.no_grad():
+        _, peak_bytes, _ = peak_memory(fn, *args)
+    return peak_bytes
 
 
 def machine_description() -> str:
