@@ -30,15 +30,37 @@ class AttentionResult(NamedTuple):
     weights: torch.Tensor
 
 
+class _StableSoftmax(torch.autograd.Function):
+    """Softmax with the row maximum subtracted; its backward is the softmax Jacobian applied to
+    the incoming gradient, ``∂L/∂s = p ⊙ (g − Σ_j g_j p_j)`` (``J = diag(p) − p pᵀ``, chapter 4),
+    which needs only the output ``p`` — no intermediate of the forward pass is kept."""
+
+    @staticmethod
+    def forward(ctx, scores: torch.Tensor, dim: int) -> torch.Tensor:  # noqa: ANN001
+        row_max = scores.amax(dim=dim, keepdim=True)
+        weights = torch.sub(scores, row_max).exp_()  # every entry ≤ 0: exp cannot overflow
+        weights.div_(weights.sum(dim=dim, keepdim=True))
+        ctx.save_for_backward(weights)
+        ctx.dim = dim
+        return weights
+
+    @staticmethod
+    def backward(ctx, grad_weights: torch.Tensor):  # noqa: ANN001
+        (weights,) = ctx.saved_tensors
+        weighted_mean = (grad_weights * weights).sum(dim=ctx.dim, keepdim=True)
+        return weights * (grad_weights - weighted_mean), None
+
+
 def softmax(scores: Tensorish, dim: int = -1) -> torch.Tensor:
     """Numerically stable softmax along ``dim`` (the key axis by default).
 
     The row maximum is subtracted before exponentiating, so scores of magnitude 1e4 neither
     overflow nor underflow to an all-zero row. A row whose scores are all ``-inf`` has no
-    defined softmax; it raises ``ValueError`` instead of returning NaN.
+    defined softmax; it raises ``ValueError`` instead of returning NaN. Differentiable: the
+    backward pass applies the softmax Jacobian ``diag(p) − p pᵀ`` without forming it.
     """
     scores = as_float_tensor(scores, "scores")
-    row_max = scores.amax(dim=dim, keepdim=True)
+    row_max = scores.detach().amax(dim=dim, keepdim=True)
     if torch.isneginf(row_max).any():
         raise ValueError(
             "softmax: a row of scores is entirely -inf (every key masked), so its weights are "
@@ -46,12 +68,7 @@ def softmax(scores: Tensorish, dim: int = -1) -> torch.Tensor:
         )
     if torch.isnan(row_max).any():
         raise ValueError("softmax: scores contain NaN")
-    exponentials = torch.sub(scores, row_max)  # every entry ≤ 0, so exp cannot overflow
-    if torch.is_grad_enabled() and scores.requires_grad:  # autograd needs the intermediates
-        exponentials = exponentials.exp()
-        return exponentials / exponentials.sum(dim=dim, keepdim=True)
-    exponentials.exp_()  # in place: one (…, T_q, T_k) buffer instead of three
-    return exponentials.div_(exponentials.sum(dim=dim, keepdim=True))
+    return _StableSoftmax.apply(scores, dim)
 
 
 def _scale_factor(scale: bool | float, d_k: int) -> float:
@@ -148,15 +165,21 @@ def scaled_dot_product_attention(
     # scale the (T_q, d_k) queries rather than the (T_q, T_k) scores: same result, less work
     scores = (queries * factor if factor != 1.0 else queries) @ keys.transpose(-2, -1)
     scores = apply_mask(scores, mask)
-    dead_rows = None if mask is None else torch.isneginf(scores).all(dim=-1, keepdim=True)
+    dead_rows = None
+    if mask is not None:  # read dead rows off the (small, broadcast) mask, not the scores
+        mask = torch.as_tensor(mask)
+        allowed = mask if mask.dtype == torch.bool else ~torch.isneginf(mask)
+        dead_rows = ~allowed.any(dim=-1, keepdim=True)  # (..., T_q, 1), broadcastable
     if dead_rows is not None and dead_rows.any():
         if fully_masked == "raise":
-            where = dead_rows.squeeze(-1).nonzero()[0].tolist()
+            dead = torch.broadcast_to(dead_rows.squeeze(-1).to(scores.device), scores.shape[:-1])
+            where = dead.nonzero()[0].tolist()
             raise ValueError(
                 f"query row at index {tuple(where)} of (..., T_q) has every key masked, so its "
                 "attention weights are undefined; fix the mask, or pass fully_masked='zero' to "
                 "give such rows zero output"
             )
+        dead_rows = dead_rows.to(scores.device)
         scores = scores.masked_fill(dead_rows, 0.0)
     weights = softmax(scores, dim=-1)
     if dead_rows is not None and dead_rows.any():

@@ -14,6 +14,7 @@ Pairing convention (RoPE and the sinusoidal table alike): coordinates ``(2i, 2i+
 
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
@@ -90,6 +91,16 @@ class LearnedPositions(nn.Module):
         return self.weight[offset : offset + n_positions]
 
 
+@functools.lru_cache(maxsize=32)
+def _rope_table(
+    d_k: int, base: float, n_positions: int, device: torch.device, dtype: torch.dtype
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``cos`` and ``sin`` of ``p·θ_i`` for ``p < n_positions`` (rounded up to a power of two)."""
+    size = 1 << max(n_positions - 1, 1).bit_length()
+    angles = torch.arange(size, dtype=torch.float64)[:, None] * rope_frequencies(d_k, base)
+    return torch.cos(angles).to(device, dtype), torch.sin(angles).to(device, dtype)
+
+
 def apply_rope(
     x: Tensorish, positions: Tensorish | None = None, base: float = 10000.0
 ) -> torch.Tensor:
@@ -115,10 +126,12 @@ def apply_rope(
         raise ValueError(
             f"positions must have shape (T,) = ({n_positions},), got {tuple(positions.shape)}"
         )
-    angles = positions.to(torch.float64)[:, None] * rope_frequencies(d_k, base).to(x.device)
-    cos, sin = torch.cos(angles).to(x.dtype), torch.sin(angles).to(x.dtype)  # (T, d_k/2)
-    even, odd = x[..., 0::2], x[..., 1::2]
-    rotated = torch.empty_like(x)
-    rotated[..., 0::2] = even * cos - odd * sin
-    rotated[..., 1::2] = even * sin + odd * cos
-    return rotated
+    if positions.dtype.is_floating_point:
+        angles = positions.to(torch.float64)[:, None] * rope_frequencies(d_k, base).to(x.device)
+        cos, sin = torch.cos(angles).to(x.dtype), torch.sin(angles).to(x.dtype)  # (T, d_k/2)
+    else:  # integer positions: rows of a cached table (a training loop asks for the same ones)
+        table_cos, table_sin = _rope_table(d_k, base, int(positions.max()) + 1, x.device, x.dtype)
+        cos, sin = table_cos[positions], table_sin[positions]
+    pairs = x.unflatten(-1, (d_k // 2, 2))  # (..., T, d_k/2, 2): pair i = (x_2i, x_2i+1)
+    even, odd = pairs[..., 0], pairs[..., 1]
+    return torch.stack((even * cos - odd * sin, even * sin + odd * cos), dim=-1).flatten(-2)
