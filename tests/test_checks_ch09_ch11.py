@@ -126,3 +126,24 @@ def test_function_mistakes_get_a_hint():
 
     assert "rescaling" in ch11.ex3(unscaled_merge).message
     assert ch11.ex4(lambda q, k, v, t: torch.softmax(q @ k.T, 1) @ v).status == "wrong"
+
+
+TENSOR_GARBAGE = [torch.zeros(2), torch.ones(2, 3), (torch.ones(3), None), [None, None], (None, ["a"])]
+
+
+@pytest.mark.parametrize("checker", ALL, ids=lambda c: c.exercise_id)
+def test_tensors_and_none_inside_answers_give_a_verdict(checker):
+    """Regression: ``answer == N`` on a tensor answer (ambiguous truth value) and a ``None``
+    inside a pair made checkers report "error" instead of a hint."""
+    for garbage in TENSOR_GARBAGE:
+        assert checker(garbage).status in ("wrong", "not attempted"), (checker, garbage)
+    for key_garbage in ({"tokens": torch.ones(2), "cost_ratio": None},
+                        {"peak": torch.ones(2), "half_step": torch.ones(2)},
+                        {"scores": torch.ones(2), "mib": "256"}):
+        assert checker(key_garbage).status in ("wrong", "not attempted")
+
+
+@pytest.mark.parametrize("checker", [ch09.ex3, ch10.ex2, ch10.ex5, ch11.ex5, ch11.ex6],
+                         ids=lambda c: c.exercise_id)
+def test_a_number_given_as_a_one_element_tensor_passes(checker):
+    assert checker(torch.tensor(float(RIGHT[checker]), dtype=torch.float64)).status == "passed"

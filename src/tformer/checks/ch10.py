@@ -13,7 +13,15 @@ from collections.abc import Mapping, Sequence
 import torch
 from torch.nn import functional as F
 
-from tformer.checks.core import Wrong, call_reader, exercise, expect_number, expect_tensor
+from tformer.checks.core import (
+    Wrong,
+    as_number,
+    call_reader,
+    exercise,
+    expect_number,
+    expect_tensor,
+    to_array,
+)
 
 SENTENCE = ["<start>", "ein", "kleiner", "hund", "<end>"]
 
@@ -27,6 +35,8 @@ def ex1(answer) -> None:
     if not all(isinstance(part, Sequence) and not isinstance(part, str) for part in answer):
         raise Wrong("inputs and targets should each be a list of tokens such as ['<start>', ...]")
     inputs, targets = (list(part) for part in answer)
+    if not all(isinstance(token, str) for token in (*inputs, *targets)):
+        raise Wrong("every token should be a string such as '<start>' or 'hund'")
     expected_inputs, expected_targets = SENTENCE[:-1], SENTENCE[1:]
     if inputs == expected_targets and targets == expected_inputs:
         raise Wrong("inputs and targets are swapped: the input starts with <start>")
@@ -50,10 +60,11 @@ def ex2(answer) -> None:
     logits = probabilities.log()  # softmax(log p) = p
     expected = F.cross_entropy(logits, target, label_smoothing=0.1).item()
     plain = F.cross_entropy(logits, target).item()
-    if isinstance(answer, int | float) and abs(answer - plain) < 1e-3:
+    answer = as_number(answer, "the smoothed loss")
+    if abs(answer - plain) < 1e-3:
         raise Wrong("that is the plain cross-entropy −ln 0.7; spread ε = 0.1 over all 4 tokens")
     others_only = 0.9 * plain + 0.1 * math.log(10)  # ε spread over the 3 wrong tokens only
-    if isinstance(answer, int | float) and abs(answer - others_only) < 1e-3:
+    if abs(answer - others_only) < 1e-3:
         raise Wrong("PyTorch's convention spreads ε over all n_vocab tokens, the target included")
     expect_number(answer, expected, name="the smoothed loss", rel_tol=1e-4, rounding_tol=5e-3)
 
@@ -66,11 +77,12 @@ def ex3(answer) -> None:
     d, warmup = 512, 4000
     peak = (d * warmup) ** -0.5
     expect_number(answer["peak"], peak, name="the peak learning rate", rel_tol=1e-3)
-    if answer["half_step"] == 2 * warmup:
+    half_step = as_number(answer["half_step"], "the step where the rate has halved")
+    if half_step == 2 * warmup:
         raise Wrong("after the peak the rate falls as 1/√s, not 1/s: halving needs 4× the step")
-    if answer["half_step"] == warmup / 2:
+    if half_step == warmup / 2:
         raise Wrong("that is the half-way point of the warm-up; give the step *after* the peak")
-    expect_number(answer["half_step"], 4 * warmup, name="the step where the rate has halved")
+    expect_number(half_step, 4 * warmup, name="the step where the rate has halved")
 
 
 def _reference_top_k(logits: torch.Tensor, k: int, temperature: float) -> torch.Tensor:
@@ -90,14 +102,15 @@ def ex4(answer) -> None:
         expected = _reference_top_k(logits, k, temperature)
         result = call_reader(answer, logits.clone(), k, temperature,
                              name="your top_k_probabilities")
-        if isinstance(result, torch.Tensor) and result.shape == expected.shape:
+        name = f"your probabilities (k = {k}, τ = {temperature})"
+        probabilities = torch.from_numpy(to_array(result, name))
+        if probabilities.shape == expected.shape:
             no_temp = _reference_top_k(logits, k, 1.0)
-            if k > 1 and temperature != 1.0 and torch.allclose(result.double(), no_temp, atol=1e-6):
+            if k > 1 and temperature != 1.0 and torch.allclose(probabilities, no_temp, atol=1e-6):
                 raise Wrong(f"(k = {k}, τ = {temperature}): the temperature was not applied")
-            if k < 10 and (result.double()[expected == 0] > 1e-9).any():
+            if k < 10 and (probabilities[expected == 0] > 1e-9).any():
                 raise Wrong(f"(k = {k}): tokens outside the top k must get probability 0")
-        expect_tensor(result, expected, name=f"your probabilities (k = {k}, τ = {temperature})",
-                      axes=("vocabulary",), atol=1e-6)
+        expect_tensor(probabilities, expected, name=name, axes=("vocabulary",), atol=1e-6)
 
 
 @exercise("10.5", "The KV cache of GPT-2 small")
@@ -106,6 +119,7 @@ def ex5(answer) -> None:
     batch of 8 sequences of 1,024 tokens."""
     layers, d, tokens, batch = 12, 768, 1024, 8
     expected = 2 * layers * d * tokens * batch * 4
+    answer = as_number(answer, "the cache size in bytes")
     if answer == expected // 2:
         raise Wrong("the cache holds keys *and* values")
     if answer == expected // 4:
@@ -143,9 +157,9 @@ def ex6(answer) -> None:
                       axes=("positions", "features"))
         expect_tensor(cached_values, values[: t + 1], name=f"the values after step {t}",
                       axes=("positions", "features"))
-        cached_keys = torch.as_tensor(cached_keys, dtype=torch.float64)
-        cached_values = torch.as_tensor(cached_values, dtype=torch.float64)
-        outputs.append(torch.as_tensor(output, dtype=torch.float64))
+        cached_keys = torch.from_numpy(to_array(cached_keys))
+        cached_values = torch.from_numpy(to_array(cached_values))
+        outputs.append(torch.from_numpy(to_array(output, f"the output at step {t}")))
         if outputs[-1].shape == full[t].shape:
             unscaled = torch.softmax(keys[: t + 1] @ queries[t], 0) @ values[: t + 1]
             if torch.allclose(outputs[-1], unscaled, atol=1e-6) and d_k != 1:

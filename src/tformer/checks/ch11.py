@@ -11,7 +11,15 @@ from collections.abc import Mapping, Sequence
 import torch
 from torch.nn import functional as F
 
-from tformer.checks.core import Wrong, call_reader, exercise, expect_number, expect_tensor
+from tformer.checks.core import (
+    Wrong,
+    as_number,
+    call_reader,
+    exercise,
+    expect_number,
+    expect_tensor,
+    to_array,
+)
 
 
 @exercise("11.1", "Attention versus recurrence: the T/d ratio")
@@ -19,8 +27,9 @@ def ex1(answer) -> None:
     """``answer``: ``(ratio at T = 50, d = 512; ratio at T = 32,768, d = 4,096)``."""
     if not isinstance(answer, Sequence) or isinstance(answer, str) or len(answer) != 2:
         raise Wrong("answer should be a pair (short_ratio, long_ratio)")
-    short, long = answer
-    if isinstance(short, int | float) and abs(short - 512 / 50) < 1e-3:
+    short = as_number(answer[0], "the ratio at T = 50")
+    long = as_number(answer[1], "the ratio at T = 32,768")
+    if abs(short - 512 / 50) < 1e-3:
         raise Wrong("that is d/T; the ratio attention / recurrence is T²d / (T d²) = T/d")
     expect_number(short, 50 / 512, name="the ratio at T = 50", rel_tol=1e-3, rounding_tol=0.005)
     expect_number(long, 32_768 / 4_096, name="the ratio at T = 32,768", rel_tol=1e-6)
@@ -32,12 +41,14 @@ def ex2(answer) -> None:
     if not isinstance(answer, Mapping) or not {"scores", "mib"} <= set(answer):
         raise Wrong('answer should be a dict {"scores": ..., "mib": ...}')
     scores = 8192**2
-    if answer["scores"] == 8192 * 8191 // 2 or answer["scores"] == 8192 * 8193 // 2:
+    given_scores = as_number(answer["scores"], "the number of scores")
+    if given_scores in (8192 * 8191 // 2, 8192 * 8193 // 2):
         raise Wrong("without a causal mask every query scores every key: T², not T(T±1)/2")
-    expect_number(answer["scores"], scores, name="the number of scores")
-    if isinstance(answer["mib"], int | float) and abs(answer["mib"] - scores * 4 / 1e6) < 1:
+    expect_number(given_scores, scores, name="the number of scores")
+    mib = as_number(answer["mib"], "the memory in MiB")
+    if abs(mib - scores * 4 / 1e6) < 1:
         raise Wrong("that is in megabytes (10⁶); a MiB is 2²⁰ bytes")
-    expect_number(answer["mib"], scores * 4 / 2**20, name="the memory in MiB", rel_tol=1e-4)
+    expect_number(mib, scores * 4 / 2**20, name="the memory in MiB", rel_tol=1e-4)
 
 
 def _state(scores: torch.Tensor, values: torch.Tensor) -> tuple:
@@ -60,10 +71,12 @@ def ex3(answer) -> None:
         result = call_reader(answer, first, second, name="your merge")
         if not isinstance(result, tuple | list) or len(result) != 3:
             raise Wrong("merge should return a triple (m, l, o)")
-        m, l, o = (torch.as_tensor(part, dtype=torch.float64) for part in result)
+        m = as_number(result[0], "the merged maximum m")
+        l = as_number(result[1], "the merged normaliser l")
+        o = torch.from_numpy(to_array(result[2], "the merged output o"))
         expect_number(m, scores.max().item(), name="the merged maximum m")
         expected_l = torch.exp(scores - scores.max()).sum()
-        if abs(float(l) - float(first[1] + second[1])) < 1e-9 and first[0] != second[0]:
+        if abs(l - float(first[1] + second[1])) < 1e-9 and first[0] != second[0]:
             raise Wrong("you added the normalisers without rescaling each by exp(m_old − m_new)")
         expect_number(l, float(expected_l), name="the merged normaliser l", rel_tol=1e-9)
         expect_tensor(o / l, torch.softmax(scores, 0) @ values, name="the merged output o / l",
@@ -95,6 +108,7 @@ def ex5(answer) -> None:
     6 layers of causal sliding-window attention with window w = 128 in a long sequence."""
     layers, window = 6, 128
     expected = 1 + layers * (window - 1)
+    answer = as_number(answer, "the receptive field")
     if answer == layers * window:
         raise Wrong("each layer reaches w − 1 positions *back*; the query itself counts once")
     expect_number(answer, expected, name="the receptive field")
@@ -106,6 +120,7 @@ def ex6(answer) -> None:
     let position 511 depend on position 0."""
     layers, distance = 3, 511
     expected = -(-distance // layers) + 1  # need layers · (w − 1) ≥ distance
+    answer = as_number(answer, "the window")
     if answer == expected - 1:
         raise Wrong("with that window the reach is one short; check w − 1 per layer")
     if answer == distance + 1:
