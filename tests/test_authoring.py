@@ -148,6 +148,32 @@ def test_stub_rules():
     assert solution_source(top) == "scores = q @ k.T\nweights = softmax(scores)\nanswer = weights[0]"
 
 
+@pytest.mark.parametrize(
+    "header",
+    [
+        "def attend(\n    queries,\n    keys,\n) -> torch.Tensor:\n",
+        "def attend(queries,\n           keys):\n",
+        'async def attend(\n    queries, keys\n):\n    """Doc\n    over two lines."""\n',
+        "@torch.no_grad()\ndef attend(\n    queries: torch.Tensor,\n    keys: torch.Tensor,\n):\n",
+    ],
+)
+def test_a_multi_line_signature_keeps_the_function_and_stubs_its_body(header):
+    """Regression: a region in a function whose ``def`` spans several lines became ``pass`` (the
+    function silently returned None in the reader's copy); it must become the code stub."""
+    body = "    # BEGIN SOLUTION\n    scores = queries @ keys.T\n    return scores\n    # END SOLUTION\n"
+    result = reader_source(header + body + "print(attend)\n", {"attend"})
+    assert result == header + "    raise NotImplementedError  # YOUR CODE HERE\nprint(attend)\n"
+    compile(result, "<reader copy>", "exec")
+    whole = "# BEGIN SOLUTION\n" + header + "    return queries @ keys.T\n# END SOLUTION\n"
+    assert reader_source(whole, {"attend"}) == (
+        header + "    raise NotImplementedError  # YOUR CODE HERE\n"
+    )
+    in_loop = header + "    for query in queries:\n" + body.replace("    ", "        ")
+    assert reader_source(in_loop, set()) == (
+        header + "    for query in queries:\n        pass  # YOUR CODE HERE\n"
+    )
+
+
 def test_only_names_read_by_the_same_exercise_are_stubbed():
     nb = nbformat.v4.new_notebook(
         cells=[

@@ -231,16 +231,35 @@ def used_names_by_cell(nb) -> dict[int, set[str]]:
     return used
 
 
+def _def_header_lines(lines: list[str]) -> set[int]:
+    """0-based numbers of the lines that belong to a ``def`` header (decorators excluded): the
+    ``def`` line and, for a signature spread over several lines, every continuation line."""
+    try:
+        tree = ast.parse(_parseable("\n".join(lines)))
+    except SyntaxError:
+        return set()
+    header: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
+            header.update(range(node.lineno - 1, node.body[0].lineno - 1))
+    return header
+
+
 def _inside_function(lines: list[str], region: _Region) -> bool:
+    """Is the region directly in a function body (the nearest less-indented line belongs to a
+    ``def`` header, whose signature may span several lines)?"""
     width = len(region.indent.expandtabs())
     if width == 0:
         return False
-    for line in reversed(lines[: region.start]):
+    for number in range(region.start - 1, -1, -1):
+        line = lines[number]
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         indent = len(line) - len(line.lstrip())
         if len(line[:indent].expandtabs()) < width:
-            return bool(re.match(r"\s*(async\s+)?def\s", line))
+            if re.match(r"\s*(async\s+)?def\s", line):
+                return True
+            return number in _def_header_lines(lines)
     return False
 
 
