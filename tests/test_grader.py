@@ -276,3 +276,13 @@ def test_shipped_exercises_get_zero_all_not_attempted(solution, graded):
     assert report.total >= 1 and report.passed == 0
     assert {row.status for row in report.rows} == {"not attempted"}, report.to_text()
     assert not report.notes, report.to_text()  # the reader's copy runs cleanly as shipped
+
+
+def test_the_text_report_shows_titles_without_math_markers():
+    from tformer.grade import Report, Row, plain_title
+
+    assert plain_title("Top-$k$ with temperature") == "Top-k with temperature"
+    assert plain_title("The score matrix at $T = 8{,}192$") == "The score matrix at T = 8,192"
+    report = Report("x.ipynb", "11", True, [Row("11.2", "The score matrix at $T = 8{,}192$", "passed")])
+    assert "11.2   The score matrix at T = 8,192" in report.to_text()
+    assert report.to_dict()["exercises"][0]["title"] == "The score matrix at $T = 8{,}192$"

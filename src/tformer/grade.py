@@ -57,6 +57,13 @@ DEFAULT_TIMEOUT = 60
 MAX_RESTARTS = 5
 
 
+def plain_title(title: str) -> str:
+    """A heading's title for a terminal: the ``$…$`` math markers and TeX thousands separators
+    dropped (``"Top-$k$ at $T = 8{,}192$"`` → ``"Top-k at T = 8,192"``)."""
+    text = title.replace("{,}", ",").replace("\\,", " ").replace("$", "")
+    return " ".join(text.split())
+
+
 @dataclass
 class Row:
     """One exercise of the report."""
@@ -109,9 +116,10 @@ class Report:
             lines.append(f"  ! {self.problem}")
         lines += [f"  note: {note}" for note in self.notes]
         lines.append("")
-        width = min(44, max([len(row.title) for row in self.rows] + [5]))
-        for row in self.rows:
-            title = row.title if len(row.title) <= width else row.title[: width - 1] + "…"
+        titles = [plain_title(row.title) for row in self.rows]
+        width = min(44, max([len(title) for title in titles] + [5]))
+        for row, title in zip(self.rows, titles, strict=True):
+            title = title if len(title) <= width else title[: width - 1] + "…"
             line = f"  {row.exercise:<6} {title:<{width}}  {SYMBOLS.get(row.status, '?')} {row.status}"
             lines.append(f"{line} — {row.message}" if row.message else line)
         counts = self.to_dict()["score"]["counts"]
