@@ -1,9 +1,14 @@
 """Every page of the built book, opened in headless Chromium as a reader would, with no network.
 
 Per page: no JavaScript errors from the book's own scripts and no failed or outgoing requests;
-MathJax produced its output and no raw TeX delimiters remain; every image loaded; notebook pages
+MathJax produced its output and no raw TeX (delimiters, or a command such as \\sqrt{) remains
+in the prose; every image loaded; notebook pages
 have Colab and Binder launch buttons; scrubbable animations respond to their slider and
-ipywidgets render without a kernel; the page weighs at most 3 MB as transferred (gzip), and its
+ipywidgets render without a kernel and no slider appears outside a player (a slider with no kernel
+behind it would be dead); every figure has a caption; no display equation is cut off on the left
+(a too-wide equation must scroll from its left edge); in dark mode, figure captions use the body
+text colour and output images sit on a light backing so black-on-transparent plots stay readable;
+the page weighs at most 3 MB as transferred (gzip), and its
 own content (HTML, inlined animations, figures) at most 3 MB uncompressed. Page weights are
 written to _build/page-weights.json (bench/ reports the heaviest).
 """
@@ -44,8 +49,10 @@ RAW_TEX_JS = r"""() => {
     const found = [];
     for (let node = walker.nextNode(); node; node = walker.nextNode()) {
         if (node.parentElement && node.parentElement.closest(skip)) continue;
+        if (node.parentElement && node.parentElement.getClientRects().length === 0) continue;
         const text = node.textContent;
-        if (text.includes("\\(") || text.includes("\\[") || text.includes("$$")) {
+        if (text.includes("\\(") || text.includes("\\[") || text.includes("$$") ||
+            /\\[A-Za-z]+\{/.test(text)) {
             found.push(text.trim().slice(0, 80));
         }
     }
@@ -74,6 +81,39 @@ SCRUB_JS = r"""() => {
         results.push(frame.src !== before ? "ok" : "slider did not change the frame");
     });
     return results;
+}"""
+
+
+# Display equations whose left edge lies left of their box (centred overflow: unreachable by
+# scrolling), figures without a caption, and sliders that are not part of a scrubbable player.
+LAYOUT_JS = r"""() => {
+    const cut = [];
+    document.querySelectorAll("div.math").forEach((box) => {
+        const eq = box.querySelector("mjx-container");
+        if (eq && eq.getBoundingClientRect().left < box.getBoundingClientRect().left - 1) {
+            cut.push(box.textContent.trim().slice(0, 60));
+        }
+    });
+    const uncaptioned = Array.from(document.querySelectorAll("article figure"))
+        .filter((f) => !(f.querySelector("figcaption") && f.querySelector("figcaption").textContent.trim()))
+        .map((f) => (f.querySelector("img") || f).outerHTML.slice(0, 80));
+    const sliders = Array.from(document.querySelectorAll(
+        "article input[type=range], article .widget-slider")).filter((s) => !s.closest(".animation"))
+        .length;
+    return {cut, uncaptioned, sliders};
+}"""
+
+# Dark mode: captions in the body text colour (not the theme's muted grey), and every output image
+# on a non-transparent backing.
+DARK_JS = r"""() => {
+    const body = getComputedStyle(document.querySelector("article") || document.body).color;
+    const dim = Array.from(document.querySelectorAll("article figcaption .caption-text"))
+        .filter((c) => getComputedStyle(c).color !== body).map((c) => c.textContent.slice(0, 50));
+    const bare = Array.from(document.querySelectorAll("article .cell_output img"))
+        .filter((i) => !i.closest(".animation"))
+        .filter((i) => ["rgba(0, 0, 0, 0)", "transparent"].includes(getComputedStyle(i).backgroundColor))
+        .map((i) => i.src.slice(-50));
+    return {mode: document.documentElement.dataset.theme, dim, bare};
 }"""
 
 
@@ -174,9 +214,27 @@ def test_page_in_browser(docname: str, book_html: Path, browser, weights):
             rendered = page.locator(".jupyter-widgets.widget-inline-hbox, .jupyter-widgets").count()
             assert rendered >= views, f"{views} widget views but {rendered} rendered widgets"
 
+        layout = page.evaluate(LAYOUT_JS)
+        assert not layout["cut"], f"display equations cut off on the left: {layout['cut']}"
+        assert not layout["uncaptioned"], f"figures without a caption: {layout['uncaptioned']}"
+        assert not layout["sliders"], f"{layout['sliders']} slider(s) outside a player (dead)"
+
         assert not errors, "\n".join(errors)
     finally:
         context.close()
+
+    dark = browser.new_context(viewport={"width": 1280, "height": 1000}, color_scheme="dark")
+    # pydata-sphinx-theme reads the reader's choice from localStorage.
+    dark.add_init_script("localStorage.setItem('mode', 'dark'); localStorage.setItem('theme', 'dark');")
+    try:
+        dark_page = dark.new_page()
+        dark_page.goto(page_file.resolve().as_uri(), wait_until="load")
+        found = dark_page.evaluate(DARK_JS)
+        assert found["mode"] == "dark", f"dark mode did not switch on: {found['mode']}"
+        assert not found["dim"], f"dark mode: captions not in the text colour: {found['dim']}"
+        assert not found["bare"], f"dark mode: output images on a transparent background: {found['bare']}"
+    finally:
+        dark.close()
 
     # Page weight. What a reader downloads: the HTML plus everything it loaded, gzip-compressed as
     # any static host serves text (the theme alone is ~2.4 MB uncompressed, ~0.9 MB on the wire).
