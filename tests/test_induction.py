@@ -12,9 +12,11 @@ Thresholds, and why:
 * the fixed-length model (one L only) also predicts its own length but fails on another length
   (loss above half of chance) — the shortcut the chapter warns about.
 
-The lab's settings formed the circuit (all of the above) for 9 of 10 seeds in the sweep of
-``bench/induction_seeds.py`` (seed 6 had its phase change only at step ~730 of 800); the seeds
-tested here are ones that form, so a failure means the code changed, not bad luck.
+The lab's settings (500 steps) formed the circuit (all of the above) for 9 of 10 seeds in the
+sweep of ``bench/induction_seeds.py``: phase change at steps 176–321, clean loss 0.15–0.35 nats;
+seed 6 never left the plateau within 500 steps (with 800 steps it did, at step ~730; with 400
+steps seed 7 failed too, which is why the lab uses 500). The seeds tested here are ones that
+form, so a failure means the code changed, not bad luck.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ def test_training_is_deterministic_on_cpu():
 @pytest.mark.slow
 def test_fixed_length_shortcut_fails_on_another_length():
     model = make_model(SETTINGS, 0)
-    train_model(model, SETTINGS, seed=0, fixed_length=16, steps=400)
+    train_model(model, SETTINGS, seed=0, fixed_length=16, steps=200)
     chance = interp.chance_loss(SETTINGS.n_vocab)
     own = fixed_length_batch(SETTINGS.n_vocab, 256, 16, seed=1).tokens
     other = fixed_length_batch(SETTINGS.n_vocab, 256, 10, seed=1).tokens
