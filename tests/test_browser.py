@@ -7,7 +7,8 @@ have Colab and Binder launch buttons; scrubbable animations respond to their sli
 ipywidgets render without a kernel and no slider appears outside a player (a slider with no kernel
 behind it would be dead); every figure has a caption; no display equation is cut off on the left
 (a too-wide equation must scroll from its left edge); in dark mode, figure captions use the body
-text colour and output images sit on a light backing so black-on-transparent plots stay readable;
+text colour, output images sit on a light backing so black-on-transparent plots stay readable, and
+code inside HTML outputs follows their (dark) text colour;
 the page weighs at most 3 MB as transferred (gzip), and its
 own content (HTML, inlined animations, figures) at most 3 MB uncompressed. Page weights are
 written to _build/page-weights.json (bench/ reports the heaviest).
@@ -113,7 +114,10 @@ DARK_JS = r"""() => {
         .filter((i) => !i.closest(".animation"))
         .filter((i) => ["rgba(0, 0, 0, 0)", "transparent"].includes(getComputedStyle(i).backgroundColor))
         .map((i) => i.src.slice(-50));
-    return {mode: document.documentElement.dataset.theme, dim, bare};
+    const faint = Array.from(document.querySelectorAll("article .cell_output .text_html code"))
+        .filter((c) => getComputedStyle(c).color !== getComputedStyle(c.closest(".text_html")).color)
+        .map((c) => c.textContent.slice(0, 30));
+    return {mode: document.documentElement.dataset.theme, dim, bare, faint};
 }"""
 
 
@@ -233,6 +237,7 @@ def test_page_in_browser(docname: str, book_html: Path, browser, weights):
         assert found["mode"] == "dark", f"dark mode did not switch on: {found['mode']}"
         assert not found["dim"], f"dark mode: captions not in the text colour: {found['dim']}"
         assert not found["bare"], f"dark mode: output images on a transparent background: {found['bare']}"
+        assert not found["faint"], f"dark mode: code in HTML outputs off the text colour: {found['faint']}"
     finally:
         dark.close()
 
