@@ -13,7 +13,15 @@ Each idea of the book lives in one module, named after the concept:
 ``interp``      attention patterns, per-head outputs, ablations
 ``data``        small deterministic datasets and a shipped public-domain text
 ``plots``       the book's figure style and helpers
-``checks``      the exercise checkers; ``grade`` the notebook grader
+``tokenize``    a tiny byte-pair-encoding tokenizer (chapter 1)
+``saturation``  random-score experiments on softmax saturation (chapter 4)
+``vision``      image patches as tokens (chapter 9)
+``training``    next-token loss, the original learning-rate schedule, a small training loop
+``induction``   the induction-head lab's model, training and assessment (chapter 12)
+``profiling``   peak tensor memory on any device; ``bench_utils`` timing helpers
+``notebook``    ``glue`` that works with MyST-NB and without it (Colab)
+``checks``      the exercise checkers; ``grade`` the notebook grader; ``authoring`` builds
+                the reader's exercise notebooks and pages from ``solutions/``
 """
 
 from __future__ import annotations
