@@ -7,7 +7,6 @@ closed forms), never with :mod:`tformer.attention`, the code under study. Tokens
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 import torch
@@ -15,22 +14,13 @@ import torch
 from tformer.checks.core import (
     Wrong,
     as_number,
+    as_tuple,
     call_reader,
     exercise,
     expect_number,
     expect_tensor,
     to_array,
 )
-
-
-def _pair(answer: Any, size: int, what: str) -> list[Any]:
-    try:
-        values = None if isinstance(answer, str | bytes) else list(answer)
-    except TypeError:  # a number, a 0-d array, or anything else that is not a sequence
-        values = None
-    if values is None or len(values) != size:
-        raise Wrong(f"give {size} values in a tuple: {what}")
-    return values
 
 
 def _reference_attention(queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
@@ -46,7 +36,7 @@ def ex1(answer) -> None:
     """``answer``: (parameters for d = 512, d_k = 64, d_v = d, with biases; the same after T doubles)."""
     d, d_k, d_v = 512, 64, 512
     expected = 2 * d_k * d + d * d_v + 2 * d_k + d_v  # 328,320
-    count, doubled = _pair(answer, 2, "(the count, the count when the sequence length doubles)")
+    count, doubled = as_tuple(answer, 2, "(the count, the count when the sequence length doubles)")
     if isinstance(count, int | float) and not isinstance(count, bool):
         if count == 2 * d_k * d + d * d_v:
             raise Wrong("that counts the weights only; add the biases b_Q, b_K (d_k each) and b_V (d_v)")
@@ -64,7 +54,7 @@ def ex2(answer) -> None:
     eye = torch.eye(2, dtype=torch.float64)
     values = torch.tensor([[2.0, 0.0], [0.0, 4.0]], dtype=torch.float64)
     weights = torch.softmax(eye @ eye.T / math.sqrt(2), dim=-1)
-    weights_answer, outputs_answer = _pair(answer, 2, "(weights, outputs)")
+    weights_answer, outputs_answer = as_tuple(answer, 2, "(weights, outputs)")
     unscaled = torch.softmax(eye, dim=-1).numpy()
     value = to_array(weights_answer, "the weights")
     if value.shape == (2, 2) and np.allclose(value, unscaled, atol=2e-4):
@@ -128,7 +118,7 @@ def ex4(answer) -> None:
 @exercise("03.5", "Equivariance, and how positions break it (source 001)")
 def ex5(answer) -> None:
     """``answer``: (largest |Sa(PX) − P Sa(X)| without positions, the same with positions added)."""
-    without, with_positions = _pair(answer, 2, "(gap without positions, gap with positions)")
+    without, with_positions = as_tuple(answer, 2, "(gap without positions, gap with positions)")
     without = as_number(without, "the gap without positions")
     with_positions = as_number(with_positions, "the gap with positions")
     if not (math.isfinite(without) and math.isfinite(with_positions)):
@@ -152,7 +142,7 @@ def ex6(answer) -> None:
     batch, length, width, heads = 8, 128, 256, 8
     d_k = width // heads
     n_scores = batch * heads * length * length
-    d_k_answer, n_answer, bytes_answer = _pair(answer, 3, "(d_k, score entries, bytes)")
+    d_k_answer, n_answer, bytes_answer = as_tuple(answer, 3, "(d_k, score entries, bytes)")
     expect_number(d_k_answer, d_k, name="d_k", rel_tol=0, abs_tol=0.5)
     if isinstance(n_answer, int | float) and not isinstance(n_answer, bool):
         if n_answer == batch * length * length:

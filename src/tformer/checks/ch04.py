@@ -12,17 +12,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from tformer.checks.core import Wrong, call_reader, exercise, expect_number, expect_tensor, to_array
-
-
-def _parts(answer: Any, size: int, what: str) -> list[Any]:
-    try:
-        values = None if isinstance(answer, str | bytes) else list(answer)
-    except TypeError:  # a number, a 0-d array, or anything else that is not a sequence
-        values = None
-    if values is None or len(values) != size:
-        raise Wrong(f"give {size} numbers in a tuple: {what}")
-    return values
+from tformer.checks.core import Wrong, as_tuple, call_reader, exercise, expect_number, expect_tensor, to_array
 
 
 def _number(value: Any, name: str) -> float:
@@ -37,7 +27,7 @@ def _number(value: Any, name: str) -> float:
 @exercise("04.1", "Standard deviation of a score (source 000, exercise 12.3)")
 def ex1(answer) -> None:
     """``answer``: (std of q·k, std of q·k/√d_k) for d_k = 128 unit-variance entries."""
-    unscaled, scaled = _parts(answer, 2, "(std before scaling, std after scaling)")
+    unscaled, scaled = as_tuple(answer, 2, "(std before scaling, std after scaling)")
     if math.isclose(_number(unscaled, "the unscaled std"), 128.0):
         raise Wrong("128 is the variance; the standard deviation is its square root")
     expect_number(unscaled, math.sqrt(128), name="the unscaled std", rel_tol=1e-3,
@@ -51,7 +41,7 @@ def ex2(answer) -> None:
     d_k = 256 and 10,000 draws."""
     mean, variance, scaled_variance = (
         _number(x, name) for x, name in zip(
-            _parts(answer, 3, "(mean, variance, scaled variance)"),
+            as_tuple(answer, 3, "(mean, variance, scaled variance)"),
             ("the mean", "the variance", "the scaled variance"),
         )
     )
@@ -95,7 +85,7 @@ def ex3(answer) -> None:
 def ex4(answer) -> None:
     """``answer``: (trace of J at p = softmax(1, 2, 3), the largest possible trace for 16 keys)."""
     p = torch.softmax(torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64), dim=-1)
-    trace, largest = _parts(answer, 2, "(the trace, the largest trace for 16 keys)")
+    trace, largest = as_tuple(answer, 2, "(the trace, the largest trace for 16 keys)")
     if math.isclose(_number(trace, "the trace"), float((p**2).sum()), rel_tol=1e-3):
         raise Wrong("that is Σ p_i²; the trace is Σ p_i (1 − p_i) = 1 − Σ p_i²")
     expect_number(trace, float(1 - (p**2).sum()), name="the trace", rel_tol=1e-3,

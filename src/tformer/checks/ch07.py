@@ -13,6 +13,7 @@ import torch
 from tformer.checks.core import (
     Wrong,
     as_number,
+    as_shape,
     call_reader,
     exercise,
     expect_number,
@@ -34,18 +35,6 @@ EXPECTED_SHAPES: dict[str, tuple[int, ...]] = {
 }
 
 
-def _as_shape(value, name: str) -> tuple[int, ...]:
-    if isinstance(value, torch.Size):
-        return tuple(value)
-    if isinstance(value, int) and not isinstance(value, bool):
-        return (value,)
-    if isinstance(value, tuple | list) and all(
-        isinstance(item, int) and not isinstance(item, bool) for item in value
-    ):
-        return tuple(value)
-    raise Wrong(f"{name} should be a tuple of integers such as (2, 4, 16, 8), got {value!r}")
-
-
 @exercise("07.1", "Shapes of multi-head attention (m = 8, T = 1024, d = 768, H = 12)")
 def ex1(answer) -> None:
     """``answer``: dict with keys d_k, Q, K, V, scores, concat (shapes after splitting heads)."""
@@ -55,7 +44,7 @@ def ex1(answer) -> None:
     if missing:
         raise Wrong(f"the dict is missing the key(s) {missing}")
     for key, expected in EXPECTED_SHAPES.items():
-        shape = _as_shape(answer[key], key)
+        shape = as_shape(answer[key], key)
         if shape == expected:
             continue
         if key == "d_k":

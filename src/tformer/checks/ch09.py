@@ -15,21 +15,12 @@ from torch.nn import functional as F
 from tformer.checks.core import (
     Wrong,
     as_number,
+    as_shape,
     call_reader,
     exercise,
     expect_number,
     expect_tensor,
 )
-
-
-def _as_shape(value, name: str) -> tuple[int, ...]:
-    if isinstance(value, torch.Size):
-        return tuple(value)
-    if isinstance(value, tuple | list) and all(
-        isinstance(item, int) and not isinstance(item, bool) for item in value
-    ):
-        return tuple(value)
-    raise Wrong(f"{name} should be a tuple of integers such as (2, 8, 5, 64), got {value!r}")
 
 
 @exercise("09.1", "Vision Transformer with 14 × 14 patches (source 000, exercise 12.7)")
@@ -71,7 +62,7 @@ def ex2(answer) -> None:
     if missing:
         raise Wrong(f"the dict is missing the key(s) {missing}")
     for key, shape in expected.items():
-        given = _as_shape(answer[key], key)
+        given = as_shape(answer[key], key)
         if given == shape:
             continue
         if key == "weights" and given == (batch, h, s_src, s_tgt):

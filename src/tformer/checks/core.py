@@ -377,6 +377,35 @@ def format_value(value: Any, digits: int = 4) -> str:
     return repr(value)
 
 
+
+def as_tuple(answer: Any, size: int, what: str) -> list[Any]:
+    """The reader's answer as a list of exactly ``size`` items, or :class:`Wrong` naming ``what``.
+
+    A number, a 0-d array, a string or anything that is not a sequence gets the hint too.
+    """
+    try:
+        values = None if isinstance(answer, str | bytes) else list(answer)
+    except TypeError:  # a number, a 0-d array, or anything else that is not a sequence
+        values = None
+    if values is None or len(values) != size:
+        raise Wrong(f"give {size} values in a tuple: {what}")
+    return values
+
+
+def as_shape(value: Any, name: str) -> tuple[int, ...]:
+    """A shape given as ``torch.Size``, a tuple/list of integers or one integer, as a tuple."""
+    if isinstance(value, torch.Size):
+        return tuple(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (value,)
+    if isinstance(value, tuple | list) and all(
+        isinstance(item, int) and not isinstance(item, bool) for item in value
+    ):
+        return tuple(value)
+    shown = _shorten(repr(value), 60)
+    raise Wrong(f"{name} should be a tuple of integers such as (2, 8, 5, 64), got {shown}")
+
+
 def show(answer: Any, digits: int = 4) -> None:
     """Print ``answer`` rounded to ``digits`` (see :func:`format_value`); a stub prints
     ``(not attempted yet)``. Use it in answer cells: ``show(answer)``."""
