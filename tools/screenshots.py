@@ -74,7 +74,9 @@ def main() -> int:
             viewport={"width": args.width, "height": args.height}, color_scheme=mode
         )
         # pydata-sphinx-theme keeps the reader's choice in localStorage; "auto" follows the OS.
-        context.add_init_script(f"localStorage.setItem('mode', '{mode}');")
+        context.add_init_script(
+            f"localStorage.setItem('mode', '{mode}'); localStorage.setItem('theme', '{mode}');"
+        )
         for name in pages:
             path = (args.html / name).resolve()
             if not path.exists():
