@@ -26,20 +26,12 @@ import pytest
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "tools"))
+from screenshots import CHROMIUM, CHROMIUM_ARGS  # noqa: E402  (one definition of the flags)
 from setup_cell import repository  # noqa: E402
 from toc import source_of, toc_docnames  # noqa: E402
 
 pytestmark = pytest.mark.book
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 MAX_PAGE_BYTES = 3 * 1024 * 1024
 WEIGHTS_FILE = ROOT / "_build" / "page-weights.json"
 
