@@ -191,3 +191,25 @@ def test_config_fails_loudly():
         "a root _static/ makes Jupyter Book inject every .js in it into every page; "
         "put static files under assets/"
     )
+
+
+# --- visible code fits the code box -----------------------------------------------------------
+
+CODE_WIDTH = 79
+HIDDEN_TAGS = {"remove-input", "remove-cell"}
+
+
+@pytest.mark.parametrize("path", ALL_NOTEBOOKS, ids=_rel)
+def test_visible_code_fits_the_code_box(path: Path):
+    """Every line of code a reader can see (chapters, exercises, solutions; folded cells
+    included, since a click shows them) is at most 79 columns wide."""
+    long_lines = [
+        f"cell {index}: {len(line)} columns: {line.strip()[:60]}"
+        for index, cell in enumerate(_read(path).cells)
+        if cell.cell_type == "code" and not HIDDEN_TAGS & set(cell.metadata.get("tags", []))
+        for line in cell.source.splitlines()
+        if len(line) > CODE_WIDTH
+    ]
+    assert not long_lines, f"{_rel(path)}: code wider than {CODE_WIDTH} columns:\n" + "\n".join(
+        long_lines
+    )

@@ -448,3 +448,22 @@ def summary() -> None:
 
 def _exercise_sort_key(exercise_id: str) -> tuple:
     return tuple(int(part) if part.isdigit() else 0 for part in str(exercise_id).split("."))
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A typical wrong answer to one exercise and the hint its checker must give for it.
+
+    Every ``tformer/checks/chNN.py`` lists its exercises' typical mistakes in a module-level
+    ``MISTAKES: dict[str, list[Mistake]]`` keyed by exercise id (``"02.1"``);
+    ``tests/test_mistakes.py`` feeds each one to the checker and asserts that the verdict is
+    "wrong" and that its message contains ``hint`` (case-insensitive). ``answer`` is a
+    zero-argument callable that builds the wrong answer (a value, or a wrong function for an
+    implementation exercise); ``args`` are the checker's further positional arguments, if any.
+    """
+
+    label: str
+    """What the learner did, e.g. ``"scores instead of weights"``."""
+    answer: Callable[[], Any]
+    hint: str
+    args: tuple = ()
