@@ -9,6 +9,8 @@
 * The bibliography is labelled by author and year ("Vaswani et al., 2017"), the same text the
   author-year citations in the chapters show, so a reader finds a cited work in the list at a
   glance (pybtex's stock styles label entries [1], [2], … or [VSP+17]).
+* The download menu offers the whole book as a PDF (``attention-executed.pdf``, printed by
+  ``tools/pdf_book.py`` next to the HTML) instead of the theme's "print this page" button.
 * sphinx-thebe registers its inline configuration script once per read phase, so a page can carry
   two ``const THEBE_JS_URL`` declarations, a JavaScript error on every page; duplicates are removed.
 """
@@ -44,6 +46,30 @@ def _page_context(app, pagename, templatename, context, doctree) -> None:
         scripts[:] = unique  # in place: later handlers (MathJax, widgets) append to this list
 
 
+BOOK_PDF = "attention-executed.pdf"
+
+
+def _offer_book_pdf(app, pagename, templatename, context, doctree) -> None:
+    """Replace the theme's window.print() entry of the download menu by the book's PDF."""
+    pathto = context.get("pathto")
+    for group in context.get("header_buttons") or []:
+        if group.get("label") != "download-buttons" or pathto is None:
+            continue
+        group["buttons"] = [
+            button for button in group["buttons"] if button.get("label") != "download-pdf-button"
+        ]
+        group["buttons"].append(
+            {
+                "type": "link",
+                "url": pathto(BOOK_PDF, 1),
+                "text": "Book PDF",
+                "tooltip": "Book PDF: the whole book, for reading offline and printing",
+                "icon": "fas fa-file-pdf",
+                "label": "download-book-pdf-button",
+            }
+        )
+
+
 class AuthorYearLabels(BaseLabelStyle):
     """Labels "Surname, 2017", "Surname and Other, 2017" or "Surname et al., 2017"."""
 
@@ -77,4 +103,6 @@ register_plugin("pybtex.style.formatting", "book_author_year", AuthorYearStyle)
 def setup(app):
     app.set_html_assets_policy("always")
     app.connect("html-page-context", _page_context, priority=100)
+    # after sphinx-book-theme's own handler (priority 500) has built the header buttons
+    app.connect("html-page-context", _offer_book_pdf, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
