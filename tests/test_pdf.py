@@ -239,3 +239,39 @@ def test_the_book_links_to_the_pdf(pdf: Path):
     assert f'href="../{pdf.name}"' in page, "the download menu does not offer the book's PDF"
     intro = (html / "book" / "intro.html").read_text(encoding="utf-8")
     assert pdf.name in intro, "chapter 0 does not say where the PDF is"
+
+
+def _style_width(image) -> float | None:
+    match = re.search(r"width:\s*([\d.]+)px", image.get("style", ""))
+    return float(match.group(1)) if match else None
+
+
+def test_figures_are_printed_at_print_resolution(pdf: Path, source: BeautifulSoup):
+    """Figures carry twice the pixels they are shown with (about 220 dpi on the page)."""
+    from PIL import Image
+
+    checked, coarse = 0, []
+    for image in source.find_all("img", src=True):
+        shown = _style_width(image)
+        if "_images/" not in image["src"] or not shown:
+            continue
+        with Image.open(pdf.parent / image["src"]) as file:
+            checked += 1
+            if file.width < 1.9 * shown:
+                coarse.append(f"{image['src']}: {file.width} px shown at {shown:.0f} px")
+    assert checked > 20, f"only {checked} figures found in the print document"
+    assert not coarse, "figures below print resolution:\n" + "\n".join(coarse[:10])
+
+
+def test_html_pages_serve_figures_at_their_shown_size(book_html: Path):
+    """The web pages download a 1x copy on standard screens (srcset), the 2x one elsewhere."""
+    from PIL import Image
+
+    page = book_html / "book" / "01_text_to_vectors.html"
+    soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+    figures = [image for image in soup.find_all("img", src=True) if "_images/" in image["src"]]
+    assert figures
+    for image in figures:
+        assert image.get("srcset", "").endswith(" 2x"), f"no 2x candidate: {image}"
+        with Image.open(page.parent / image["src"]) as small:
+            assert abs(small.width - _style_width(image)) <= 1, image["src"]
