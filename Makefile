@@ -1,5 +1,6 @@
 # Attention, Executed — two commands on a fresh machine:
-#   make book   set everything up, execute every notebook, build the HTML into _build/html
+#   make book   set everything up, execute every notebook, build the HTML into _build/html and
+#               the PDF edition into _build/pdf/attention-executed.pdf (also served from the HTML)
 #   make test   set everything up, run ruff and the whole pytest suite (units, notebook policy,
 #               nbval on solutions/, the book build, the browser test)
 # Set-up steps leave stamp files (.venv/.installed, vendor/VERSIONS.txt, .stamp-chromium), so a
@@ -22,12 +23,12 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 PYTEST_ARGS := tests $(wildcard solutions) --nbval-lax --nbval-sanitize-with tests/nbval_sanitize.cfg \
 	--ignore-glob='tests/*.ipynb'
 
-.PHONY: setup book test exercises bench clean distclean
+.PHONY: setup book pdf test exercises bench clean distclean
 
 STAMP_VENV := $(VENV)/.installed
 STAMP_ASSETS := vendor/VERSIONS.txt
 
-setup: $(STAMP_VENV) $(STAMP_ASSETS) .stamp-chromium
+setup: $(STAMP_VENV) $(STAMP_ASSETS) .stamp-chromium .stamp-pdf-tools
 
 # Python: a venv with every pin from requirements.txt (torch is the CPU wheel), then tformer
 # itself without dependencies so nothing can pull another torch build.
@@ -65,8 +66,22 @@ vendor/VERSIONS.txt: package.json package-lock.json
 	fi
 	touch $@
 
+# The PDF edition reads the PDF back with poppler-utils (its tests) and prints the glossary's
+# Chinese terms in a CJK font (Debian packages; installed only when missing).
+.stamp-pdf-tools:
+	if ! command -v pdftotext >/dev/null || ! fc-list :lang=zh | grep -q .; then \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq poppler-utils fonts-wqy-microhei; \
+	fi
+	touch $@
+
 book: setup
 	$(BIN)/jupyter-book build . -W --keep-going
+	$(PY) tools/pdf_book.py
+
+# The PDF edition alone, from the executed book (tools/pdf_book.py: headless Chromium prints the
+# assembled HTML; nothing is executed twice).
+pdf: book
 
 # ruff and pytest both run even if the first fails; the target fails if either did.
 test: setup
@@ -93,4 +108,4 @@ clean:
 	rm -rf _build
 
 distclean: clean
-	rm -rf $(VENV) node_modules vendor .stamp-chromium
+	rm -rf $(VENV) node_modules vendor .stamp-chromium .stamp-pdf-tools

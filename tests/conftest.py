@@ -17,6 +17,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 HTML = ROOT / "_build" / "html"
 JUPYTER_BOOK = Path(sys.executable).parent / "jupyter-book"
+PDF_TOOL = ROOT / "tools" / "pdf_book.py"
+_PDF_BUILD: list[subprocess.CompletedProcess] = []
 
 
 @dataclass(frozen=True)
@@ -46,7 +48,15 @@ def build_book(root: Path = ROOT, *extra: str) -> BookBuild:
 
 @pytest.fixture(scope="session")
 def built_book() -> BookBuild:
-    return build_book()
+    """The book as `make book` builds it: the HTML, then the PDF edition printed from it (the
+    HTML's download menu links to the PDF, so the link check needs it too)."""
+    build = build_book()
+    if build.returncode == 0:
+        _PDF_BUILD.append(
+            subprocess.run([sys.executable, str(PDF_TOOL)], cwd=ROOT, capture_output=True,
+                           text=True, check=False)
+        )
+    return build
 
 
 @pytest.fixture(scope="session")
@@ -55,3 +65,12 @@ def book_html(built_book: BookBuild) -> Path:
     if built_book.returncode != 0:
         pytest.fail(f"the book build failed:\n{built_book.failure_summary()}", pytrace=False)
     return built_book.html
+
+
+@pytest.fixture(scope="session")
+def built_pdf(book_html: Path) -> Path:
+    """The PDF edition (`tools/pdf_book.py`), printed by `built_book` right after the HTML."""
+    result = _PDF_BUILD[-1]
+    if result.returncode != 0:
+        pytest.fail(f"the PDF build failed:\n{(result.stdout + result.stderr)[-3000:]}", pytrace=False)
+    return ROOT / "_build" / "pdf" / "attention-executed.pdf"

@@ -1,0 +1,277 @@
+"""The PDF edition (``make pdf`` / ``tools/pdf_book.py``) is a book a reader can use.
+
+The PDF is built once per session from the executed HTML (``built_pdf`` in conftest.py, right
+after the book build) and read back with Debian's poppler-utils, so every check looks at what a
+reader gets, not at the HTML it came from: no TeX left in the text; every chapter title and
+figure caption present, in order; every font embedded, a CJK font among them; an outline with
+every chapter and section; every word inside the page's margins; no web chrome; internal links;
+page count and size within budget. Two pages are rendered to PNG (``_build/pdf/page-*.png``)
+for a person to look at.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import unicodedata
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+from conftest import ROOT
+
+pytestmark = pytest.mark.book
+
+PAGES_BUDGET = (120, 450)
+SIZE_BUDGET_MIB = 40
+MARGIN_PT = 17 / 25.4 * 72  # the 17 mm side margins of tools/pdf_book.py
+TEX = re.compile(
+    r"\\\(|\\\)|\\\[|\\\]|\$\$|\\(?:frac|sqrt|sum|mathbf|mathrm|mathbb|operatorname|left|right|"
+    r"begin|end|text|top|cdot|times|in|le|ge|quad|exp|log|softmax)\b"
+)
+CHROME = ("Show code cell", "Hide code cell", "Click to show", "Solution to Exercise", "Launch")
+
+
+def _run(*command: str) -> str:
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, f"{' '.join(command)} failed:\n{result.stderr[-2000:]}"
+    return result.stdout
+
+
+def _norm(text: str) -> str:
+    """Whitespace collapsed, compatibility forms folded, hyphens dropped (pdftotext joins a
+    hyphenated word, and prints a heading's hyphen inconsistently)."""
+    text = unicodedata.normalize("NFKC", text)
+    text = re.sub(r"[\u00ad\u2010\u2011-]", "", text)
+    return " ".join(text.split())
+
+
+@pytest.fixture(scope="module")
+def pdf(built_pdf: Path) -> Path:
+    return built_pdf
+
+
+@pytest.fixture(scope="module")
+def source(pdf: Path) -> BeautifulSoup:
+    """The assembled print document the PDF was printed from."""
+    return BeautifulSoup((pdf.parent / "book.html").read_text(encoding="utf-8"), "html.parser")
+
+
+@pytest.fixture(scope="module")
+def text(pdf: Path) -> str:
+    return _run("pdftotext", "-enc", "UTF-8", str(pdf), "-")
+
+
+def test_page_count_and_size_within_budget(pdf: Path):
+    info = _run("pdfinfo", str(pdf))
+    pages = int(re.search(r"^Pages:\s+(\d+)", info, re.M).group(1))
+    size = pdf.stat().st_size / 2**20
+    assert PAGES_BUDGET[0] <= pages <= PAGES_BUDGET[1], f"{pages} pages, budget {PAGES_BUDGET}"
+    assert size <= SIZE_BUDGET_MIB, f"{size:.1f} MiB, budget {SIZE_BUDGET_MIB} MiB"
+    assert "Tagged:          yes" in info
+
+
+def test_no_tex_left_in_the_text(text: str, source: BeautifulSoup):
+    """Rendered math only: TeX may appear in code (a matplotlib label), never in prose."""
+    code = _norm(" ".join(block.get_text() for block in source.find_all("pre"))).replace(" ", "")
+    leftovers = [
+        line.strip()
+        for line in text.splitlines()
+        if TEX.search(line) and line.strip().replace(" ", "") not in code
+    ]
+    assert not leftovers, "raw TeX in the PDF's text:\n" + "\n".join(leftovers[:20])
+
+
+def test_chapter_titles_and_captions_in_order(text: str, source: BeautifulSoup):
+    expected: list[str] = []
+    for section in source.select("section.pdf-doc"):
+        heading = section.find(["h1", "h2"])
+        if heading is not None and not heading.find(class_="math"):
+            expected.append(_norm(heading.get_text(" ", strip=True)))
+        for caption in section.find_all("figcaption"):
+            number = caption.find(class_="caption-number")
+            words: list[str] = []
+            for piece in caption.find(class_="caption-text") or []:
+                if getattr(piece, "get", None) and "math" in (piece.get("class") or []):
+                    break
+                words.append(piece.get_text() if hasattr(piece, "get_text") else str(piece))
+            lead = _norm("".join(words))[:40].rsplit(" ", 1)[0]
+            if number is not None:
+                expected.append(_norm(number.get_text()))
+            if len(lead) >= 8:
+                expected.append(lead)
+    assert len(expected) > 40, "too few titles and captions found in the print document"
+    flat = _norm(text)
+    position = 0
+    for item in expected:
+        found = flat.find(item, position)
+        assert found >= 0, f"not found (in order) in the PDF text: {item!r}"
+        position = found + len(item)
+
+
+def test_every_font_is_embedded_and_cjk_is_real(pdf: Path, text: str):
+    rows = _run("pdffonts", str(pdf)).splitlines()[2:]
+    not_embedded = [row for row in rows if row.split()[-5] != "yes"]
+    assert rows and not not_embedded, "fonts not embedded:\n" + "\n".join(not_embedded)
+    assert any(re.search(r"CJK|WenQuanYi|MicroHei|Noto Sans SC", row) for row in rows), (
+        "no CJK font in the PDF: the glossary's Chinese terms would be missing glyphs"
+    )
+    assert "注意力" in text, "the glossary's Chinese terms are not in the PDF text"
+
+
+PDF_OBJECT = re.compile(rb"(\d+) 0 obj\s*(<<.*?>>)\s*endobj", re.S)
+
+
+def _pdf_string(raw: bytes) -> str:
+    raw = raw.strip()
+    if raw.startswith(b"<"):
+        data = bytes.fromhex(raw[1:-1].decode())
+        return data[2:].decode("utf-16-be") if data[:2] == b"\xfe\xff" else data.decode("latin-1")
+    body = raw[1:-1]
+    body = re.sub(rb"\\([()\\])", rb"\1", body)
+    if body[:2] == b"\xfe\xff":
+        return body[2:].decode("utf-16-be")
+    return body.decode("latin-1")
+
+
+def _outline(data: bytes) -> list[tuple[int, str]]:
+    """(depth, title) of every bookmark, in order (Skia writes PDF 1.4 without object streams)."""
+    objects = {int(m[1]): m[2] for m in PDF_OBJECT.finditer(data)}
+
+    def ref(d, key):
+        m = re.search(rb"/" + key + rb" (\d+) 0 R", d)
+        return int(m[1]) if m else None
+
+    root = next(ref(d, b"Outlines") for d in objects.values() if b"/Type /Catalog" in d)
+    items = []
+
+    def walk(number, depth):
+        while number is not None:
+            d = objects[number]
+            t = re.search(rb"/Title (\((?:[^()\\]|\\.)*\)|<[0-9A-Fa-f]*>)", d, re.S)
+            items.append((depth, _pdf_string(t[1]) if t else ""))
+            walk(ref(d, b"First"), depth + 1)
+            number = ref(d, b"Next")
+
+    walk(ref(objects[root], b"First"), 0)
+    return items
+
+
+def test_outline_lists_every_chapter_and_section(pdf: Path, source: BeautifulSoup):
+    outline = _outline(pdf.read_bytes())
+    # compared without spaces: Chromium drops the space where a heading's source breaks a line
+    bookmarks = {_norm(title).replace(" ", "") for _, title in outline}
+    titles = [_norm(a.get_text(" ", strip=True)) for a in source.select("#pdf-contents a")]
+    assert len(titles) > 60
+    missing = [title for title in titles if title.replace(" ", "") not in bookmarks]
+    assert not missing, f"{len(missing)} contents entries have no bookmark: {missing[:10]}"
+    chapters = [title for depth, title in outline if depth == 0 and re.match(r"\d+\. ", title)]
+    assert [int(title.split(".")[0]) for title in chapters] == list(range(1, 13)), chapters
+
+
+def test_every_word_inside_the_margins(pdf: Path):
+    bbox = _run("pdftotext", "-bbox", str(pdf), "-")
+    outside = []
+    for number, page in enumerate(re.finditer(r'<page width="([\d.]+)"[^>]*>(.*?)</page>', bbox, re.S)):
+        width = float(page.group(1))
+        for word in re.finditer(
+            r'<word xMin="([\d.]+)"[^>]*xMax="([\d.]+)"[^>]*>([^<]*)</word>', page.group(2)
+        ):
+            x_min, x_max = float(word.group(1)), float(word.group(2))
+            if x_max > width - MARGIN_PT + 2 or x_min < MARGIN_PT - 2:
+                outside.append(f"page {number + 1}: {word.group(3)!r} at x = {x_min:.0f}–{x_max:.0f}")
+    assert not outside, f"{len(outside)} words run past the margins:\n" + "\n".join(outside[:15])
+
+
+def test_no_web_chrome_and_no_solutions(text: str, source: BeautifulSoup):
+    found = [phrase for phrase in CHROME if phrase in text]
+    assert not found, f"HTML chrome in the PDF: {found}"
+    assert not source.select("div.solution, button, script:not([src]) ~ .animation, input[type=range]")
+
+
+def test_internal_links_resolve_inside_the_document(pdf: Path, source: BeautifulSoup):
+    ids = {element["id"] for element in source.find_all(id=True)}
+    internal = [a["href"][1:] for a in source.find_all("a", href=True) if a["href"].startswith("#")]
+    dangling = sorted({target for target in internal if target not in ids})
+    assert len(internal) > 200, "cross-references, citations and terms should link inside the PDF"
+    assert not dangling, f"links to no anchor: {dangling[:10]}"
+    assert not [
+        a["href"]
+        for a in source.find_all("a", href=True)
+        if ".html" in a["href"] and not a["href"].startswith("http")
+    ]
+    assert pdf.read_bytes().count(b"/Dest") > 200, "the PDF has too few internal links"
+
+
+def test_players_become_frame_strips(source: BeautifulSoup):
+    strips = source.select("div.pdf-frames")
+    assert strips, "no scrubbable player was turned into frames"
+    assert all(len(strip.select("img")) >= 2 for strip in strips)
+
+
+def test_two_pages_rendered_for_a_person_to_look_at(pdf: Path, text: str):
+    pages = text.split("\f")
+    chapter = (
+        next(i for i, page in enumerate(pages) if "Attention as a soft dictionary" in page and i > 5) + 1
+    )
+    for number, name in ((2, "page-contents"), (chapter, "page-chapter-2")):
+        _run(
+            "pdftoppm",
+            "-r",
+            "80",
+            "-png",
+            "-singlefile",
+            "-f",
+            str(number),
+            "-l",
+            str(number),
+            str(pdf),
+            str(pdf.parent / name),
+        )
+        image = pdf.parent / f"{name}.png"
+        assert image.stat().st_size > 20_000, f"{image} looks empty"
+
+
+def test_the_book_links_to_the_pdf(pdf: Path):
+    html = ROOT / "_build" / "html"
+    assert (html / pdf.name).read_bytes() == pdf.read_bytes()
+    page = (html / "book" / "05_masks.html").read_text(encoding="utf-8")
+    assert f'href="../{pdf.name}"' in page, "the download menu does not offer the book's PDF"
+    intro = (html / "book" / "intro.html").read_text(encoding="utf-8")
+    assert pdf.name in intro, "chapter 0 does not say where the PDF is"
+
+
+def _style_width(image) -> float | None:
+    match = re.search(r"width:\s*([\d.]+)px", image.get("style", ""))
+    return float(match.group(1)) if match else None
+
+
+def test_figures_are_printed_at_print_resolution(pdf: Path, source: BeautifulSoup):
+    """Figures carry twice the pixels they are shown with (about 220 dpi on the page)."""
+    from PIL import Image
+
+    checked, coarse = 0, []
+    for image in source.find_all("img", src=True):
+        shown = _style_width(image)
+        if "_images/" not in image["src"] or not shown:
+            continue
+        with Image.open(pdf.parent / image["src"]) as file:
+            checked += 1
+            if file.width < 1.9 * shown:
+                coarse.append(f"{image['src']}: {file.width} px shown at {shown:.0f} px")
+    assert checked > 20, f"only {checked} figures found in the print document"
+    assert not coarse, "figures below print resolution:\n" + "\n".join(coarse[:10])
+
+
+def test_html_pages_serve_figures_at_their_shown_size(book_html: Path):
+    """The web pages download a 1x copy on standard screens (srcset), the 2x one elsewhere."""
+    from PIL import Image
+
+    page = book_html / "book" / "01_text_to_vectors.html"
+    soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+    figures = [image for image in soup.find_all("img", src=True) if "_images/" in image["src"]]
+    assert figures
+    for image in figures:
+        assert image.get("srcset", "").endswith(" 2x"), f"no 2x candidate: {image}"
+        with Image.open(page.parent / image["src"]) as small:
+            assert abs(small.width - _style_width(image)) <= 1, image["src"]

@@ -1,0 +1,512 @@
+"""Build the PDF edition of the book from the executed HTML (``make pdf``).
+
+Usage: .venv/bin/python tools/pdf_book.py [--html _build/html] [--out _build/pdf]
+
+Route: the pages that ``make book`` already built and executed are assembled, in reading order,
+into one print document (``_build/pdf/book.html``): a title page, a table of contents with
+internal links, chapter 0, chapters 1-12, an appendix with every chapter's exercises (the worked
+solutions left out: the PDF is the reader's copy), the glossary and the references. Headless
+Chromium — the browser the project already installs for its browser test — renders MathJax and
+prints the document with Playwright's ``page.pdf``: A4, page numbers, a tagged PDF whose outline
+(bookmarks) lists every chapter and section. No notebook is executed again and nothing is
+downloaded.
+
+What the assembly changes, so the PDF reads as a book and not as a web page:
+- every id is prefixed with its page (``book-05_masks--causal``) and every link between pages
+  becomes a link inside the document (cross-references, citations, glossary terms);
+- the HTML chrome goes: header links, buttons, the folded setup cell, the folded source of
+  hidden-input cells; details blocks (hints) are shown open;
+- each scrubbable player (``tformer.plots.to_jshtml``) becomes a strip of four chosen frames
+  with their numbers (a PDF cannot animate); live-widget views are dropped (the chapters show the
+  player or a static figure beside them);
+- code wraps inside the page width (print CSS), margin notes flow into the text.
+The result is written to ``_build/pdf/attention-executed.pdf`` and copied next to the HTML
+(``_build/html/attention-executed.pdf``), where the book's download menu links to it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html as html_lib
+import os
+import posixpath
+import re
+import shutil
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from bs4 import BeautifulSoup, Tag
+
+TOOLS = Path(__file__).resolve().parent
+ROOT = TOOLS.parent
+sys.path.insert(0, str(TOOLS))
+
+from screenshots import CHROMIUM, CHROMIUM_ARGS, wait_until_rendered  # noqa: E402
+from toc import toc_docnames  # noqa: E402
+
+PDF_NAME = "attention-executed.pdf"
+TITLE = "Attention, Executed"
+SUBTITLE = "An interactive textbook on attention and Transformers, every number computed"
+FRAMES_SHOWN = 4
+# pydata-sphinx-theme's stylesheet makes Chromium's tagged-PDF outline repeat every chapter title
+# ("1. 1. From text to vectorsFrom text to vectors"); the print CSS below replaces what the book
+# needs of it (admonitions, code boxes, tables).
+THEME_CSS_LEFT_OUT = ("pydata-sphinx-theme.css",)
+BACK_MATTER = ("book/glossary", "book/references")
+SKIPPED = ("book/status",)  # the execution report is about one build, not part of the book
+
+FRAME = re.compile(r'frames\[(\d+)\]\s*=\s*"((?:[^"\\]|\\.|\\\n)*)"', re.S)
+
+
+def page_key(docname: str) -> str:
+    """The id prefix of one page inside the assembled document (``book-05_masks``)."""
+    return docname.replace("/", "-")
+
+
+def reading_order(root: Path = ROOT) -> tuple[list[str], list[str], list[str]]:
+    """(main pages, exercise pages, back matter) in the order of the table of contents."""
+    names = [name for name in toc_docnames(root) if name not in SKIPPED]
+    exercises = [name for name in names if name.startswith("book/exercises/")]
+    back = [name for name in names if name in BACK_MATTER]
+    main = [name for name in names if name not in exercises and name not in back]
+    return main, exercises, back
+
+
+# --- one page --------------------------------------------------------------------------------
+
+
+def _resolve(docname: str, url: str) -> tuple[str, str] | None:
+    """(target path relative to the HTML root, fragment) of a relative link, else None."""
+    parts = urlsplit(url)
+    if parts.scheme or parts.netloc or url.startswith("//"):
+        return None
+    if not parts.path:
+        return f"{docname}.html", parts.fragment
+    folder = posixpath.dirname(docname)
+    return posixpath.normpath(posixpath.join(folder, parts.path)), parts.fragment
+
+
+def _frame_strip(soup: BeautifulSoup, script_text: str) -> Tag | None:
+    """Four evenly spaced frames of a jshtml player, side by side with their numbers."""
+    frames = {
+        int(index): data.replace("\\\n", "").replace("\\", "") for index, data in FRAME.findall(script_text)
+    }
+    if not frames:
+        return None
+    count = max(frames) + 1
+    chosen = sorted({round(i * (count - 1) / (FRAMES_SHOWN - 1)) for i in range(FRAMES_SHOWN)})
+    strip = soup.new_tag("div", attrs={"class": "pdf-frames"})
+    for index in chosen:
+        if index not in frames:
+            continue
+        cell = soup.new_tag("figure", attrs={"class": "pdf-frame"})
+        cell.append(soup.new_tag("img", attrs={"src": frames[index], "alt": f"Frame {index + 1} of {count}"}))
+        caption = soup.new_tag("figcaption")
+        caption.string = f"frame {index + 1} of {count}"
+        cell.append(caption)
+        strip.append(cell)
+    note = soup.new_tag("p", attrs={"class": "pdf-frames-note"})
+    note.string = (
+        f"An animation of {count} frames in the HTML and notebook editions; "
+        f"{len(strip.contents)} of them are printed here."
+    )
+    strip.append(note)
+    return strip
+
+
+def _replace_players(soup: BeautifulSoup, article: Tag) -> int:
+    replaced = 0
+    for script in list(article.find_all("script")):
+        if script.parent is None:  # removed with an earlier player's output
+            continue
+        text = script.string or script.get_text()
+        if "frames[0]" not in text:
+            continue
+        strip = _frame_strip(soup, text)
+        output = script.find_parent(class_=re.compile(r"\bcell_output\b|\boutput\b"))
+        if strip is None or output is None:
+            continue
+        output.clear()
+        output.append(strip)
+        replaced += 1
+    return replaced
+
+
+def _strip_chrome(article: Tag) -> None:
+    for selector in (
+        "a.headerlink",
+        "button",
+        "div.solution",  # worked solutions on exercise pages: the PDF is the reader's copy
+        "div.cell.tag_hide-cell",  # the setup cell
+        "details.above-input",  # folded source of hide-input cells (their output stays)
+        ".d-print-none",
+        "script[type='application/vnd.jupyter.widget-view+json']",
+        ".jupyter-widgets",
+        "div.widget-subarea",
+        "noscript",
+    ):
+        for element in article.select(selector):
+            element.decompose()
+    for script in article.find_all("script"):
+        script.decompose()
+    for style in article.find_all("style"):  # player CSS; the print CSS styles the strips
+        style.decompose()
+    for details in article.find_all("details"):  # hints and folded outputs: shown open
+        summary = details.find("summary")
+        if summary is not None:
+            label = summary.get_text(" ", strip=True)
+            summary.name = "p"
+            summary.attrs = {"class": "pdf-summary"}
+            summary.string = label
+        details.unwrap()
+    # empty outputs left behind (a dropped widget view)
+    for output in article.select("div.cell_output"):
+        if not output.get_text(strip=True) and not output.find("img"):
+            output.decompose()
+
+
+def _shift_headings(article: Tag, by: int) -> None:
+    for level in range(6, 0, -1):
+        for heading in article.find_all(f"h{level}"):
+            heading.name = f"h{min(level + by, 6)}"
+
+
+def assemble_page(
+    docname: str, html_root: Path, out: Path, included: set[str], shift: int = 0
+) -> tuple[Tag, dict]:
+    """The article of one built page, made self-contained for the print document."""
+    path = html_root / f"{docname}.html"
+    soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+    article = soup.select_one("article.bd-article")
+    if article is None:
+        raise SystemExit(f"{path}: no <article class='bd-article'> (was the book built?)")
+    key = page_key(docname)
+    players = _replace_players(soup, article)
+    _strip_chrome(article)
+    _plain_heading_math(article, soup)
+    for element in article.find_all(id=True):
+        element["id"] = f"{key}--{element['id']}"
+    for link in article.find_all("a", href=True):
+        target = _resolve(docname, link["href"])
+        if target is None:
+            continue
+        target_path, fragment = target
+        target_doc = target_path.removesuffix(".html")
+        if target_path.endswith(".html") and target_doc in included:
+            tkey = page_key(target_doc)
+            link["href"] = f"#{tkey}--{fragment}" if fragment else f"#{tkey}"
+        else:
+            link.unwrap()  # a download, an image, or a page the PDF leaves out
+    for image in article.find_all("img", src=True):
+        if image.get("srcset"):  # print the 2x rendition of a figure (tools/book_html.py)
+            candidates = [part.split() for part in image["srcset"].split(",")]
+            image["src"] = next((c[0] for c in candidates if c[1:] == ["2x"]), image["src"])
+            del image["srcset"]
+        src = image["src"]
+        if src.startswith("data:"):
+            continue
+        resolved = _resolve(docname, src)
+        if resolved is not None:
+            image["src"] = os.path.relpath(html_root / resolved[0], out)
+        image["loading"] = "eager"
+    if shift:
+        _shift_headings(article, shift)
+    section = soup.new_tag("section", attrs={"class": "pdf-doc", "id": key})
+    for child in list(article.children):
+        section.append(child.extract())
+    title = section.find(["h1", "h2"])
+    stats = {"players": players, "title": title.get_text(" ", strip=True) if title else docname}
+    return section, stats
+
+
+# --- the document ------------------------------------------------------------------------------
+
+
+PRINT_CSS = """
+@page { size: A4; margin: 18mm 17mm 20mm 17mm; }
+html, body { background: #fff !important; color: #111 !important; }
+html { font-size: 10pt; }
+body { margin: 0; font-family: "DejaVu Serif", "Noto Serif", Georgia, serif; line-height: 1.45; }
+body :lang(zh), .glossary .zh { font-family: "Noto Sans CJK SC", "WenQuanYi Micro Hei", sans-serif; }
+h1, h2, h3, h4 { font-family: "DejaVu Sans", "Noto Sans", sans-serif; color: #111 !important;
+  break-after: avoid; page-break-after: avoid; }
+h1 { font-size: 20pt; margin: 0 0 10pt; }
+h2 { font-size: 14pt; margin: 16pt 0 6pt; }
+h3 { font-size: 11.5pt; margin: 12pt 0 4pt; }
+.pdf-doc, .pdf-part { break-before: page; page-break-before: always; }
+.pdf-part h1 { font-size: 24pt; margin-top: 35%; text-align: center; }
+.pdf-title { text-align: center; padding-top: 30%; }
+.pdf-title h1 { font-size: 30pt; margin-bottom: 12pt; }
+.pdf-title p { font-size: 12pt; }
+.pdf-toc ol { list-style: none; padding-left: 0; }
+.pdf-toc ol ol { padding-left: 1.4em; font-size: 9pt; }
+.pdf-toc li { margin: 2pt 0; }
+.pdf-toc a { color: #111 !important; text-decoration: none; }
+a { color: #0b4f8a !important; text-decoration: none; }
+p, li { orphans: 3; widows: 3; }
+figure, .pdf-frames, table, .admonition, div.math, .cell_output img { break-inside: avoid; }
+img { max-width: 100% !important; height: auto !important; }
+figure img { max-width: 88% !important; }
+figcaption { font-size: 9pt; color: #222 !important; }
+pre, pre code, .highlight pre { white-space: pre-wrap !important; overflow-wrap: anywhere;
+  word-break: break-word; overflow: visible !important; max-height: none !important; }
+.highlight pre, .output pre, .cell_output pre { font-size: 7.8pt; line-height: 1.35; }
+code { font-size: 0.9em; overflow-wrap: anywhere; }
+div.cell_output, div.output, .cell_output .output { overflow: visible !important;
+  max-height: none !important; }
+table { max-width: 100%; font-size: 8.5pt; table-layout: auto; }
+td, th { overflow-wrap: anywhere; }
+div.math, mjx-container[display="true"] { overflow: visible !important; max-width: 100%; }
+aside.margin, .margin.sidebar, aside.sidebar { float: none !important; width: auto !important;
+  margin: 6pt 0 !important; padding: 4pt 8pt !important; border-left: 3px solid #888 !important;
+  background: #f5f5f5 !important; font-size: 9pt; position: static !important; }
+.admonition { margin: 8pt 0 !important; }
+.pdf-summary { font-weight: bold; margin-bottom: 2pt; }
+.pdf-plain-math { font-family: "DejaVu Serif", serif; font-style: italic; }
+.pdf-frames { display: grid; grid-template-columns: 1fr 1fr; gap: 6pt 10pt; margin: 6pt 0; }
+.pdf-frame { margin: 0; text-align: center; min-width: 0; }
+.pdf-frame img { width: 100% !important; max-width: 100% !important; }
+.pdf-frame figcaption { font-size: 7.5pt; }
+.pdf-frames-note { grid-column: 1 / -1; font-size: 8pt; font-style: italic; margin: 2pt 0 0; }
+.admonition, div.admonition { border: 1px solid #ccc; border-left: 4px solid #0b6fb8;
+  border-radius: 3px; padding: 4pt 9pt; background: #f8fafc !important; }
+.admonition.warning, .admonition.caution { border-left-color: #c77c00; }
+.admonition.tip, .admonition.hint { border-left-color: #1b8a5a; }
+.admonition-title { font-weight: bold; margin: 0 0 3pt; font-family: "DejaVu Sans", sans-serif; }
+div.highlight, .cell_input { background: #f6f8fa !important; border: 1px solid #ddd; border-radius: 3px;
+  padding: 3pt 6pt; margin: 4pt 0; }
+div.highlight pre { background: transparent !important; border: none; margin: 0; padding: 0; }
+.cell_output pre, .output pre { background: #fbfbfb !important; border: 1px solid #eee; padding: 3pt 6pt; }
+table { border-collapse: collapse; margin: 6pt 0; }
+th, td { border-bottom: 1px solid #ccc; padding: 2pt 6pt; text-align: left; vertical-align: top; }
+dl.glossary dt { font-weight: bold; margin-top: 6pt; }
+dl.glossary dd { margin-left: 1.5em; }
+.bd-sidebar-primary, .bd-sidebar-secondary, .bd-header, .bd-footer, .prev-next-area,
+  .header-article-items, .toggle-button { display: none !important; }
+"""
+
+
+def _head_assets(first_page: Path, out: Path) -> str:
+    """Stylesheets and MathJax of a built chapter page, with paths valid from ``out``."""
+    soup = BeautifulSoup(first_page.read_text(encoding="utf-8"), "html.parser")
+    base = first_page.parent
+    parts: list[str] = []
+    for element in soup.head.find_all(["link", "style", "script"]):
+        if element.name == "link" and "stylesheet" in (element.get("rel") or []):
+            href = element["href"].split("?")[0]
+            if href.endswith(THEME_CSS_LEFT_OUT):
+                continue
+            element["href"] = os.path.relpath(base / href, out)
+            parts.append(str(element))
+        elif element.name == "style":
+            parts.append(str(element))
+        elif element.name == "script":
+            src = element.get("src", "")
+            text = element.string or ""
+            if "mathjax" in src.lower():
+                element["src"] = os.path.relpath(base / src.split("?")[0], out)
+                parts.append(str(element))
+            elif text.lstrip().startswith("window.MathJax"):
+                parts.append(str(element))
+    return "\n".join(parts)
+
+
+def _toc(entries: list[tuple[str, str, list[tuple[str, str]]]]) -> str:
+    items = []
+    for title, target, sections in entries:
+        sub = "".join(
+            f'<li><a href="#{anchor}">{html_lib.escape(text)}</a></li>' for text, anchor in sections
+        )
+        sub_list = f"<ol>{sub}</ol>" if sub else ""
+        items.append(f'<li><a href="#{target}">{html_lib.escape(title)}</a>{sub_list}</li>')
+    return (
+        '<section class="pdf-doc pdf-toc" id="pdf-contents"><h1>Contents</h1>'
+        f"<ol>{''.join(items)}</ol></section>"
+    )
+
+
+def _heading_text(heading: Tag) -> str:
+    return " ".join(heading.get_text(" ", strip=True).split())
+
+
+SUBSCRIPTS = dict(zip("0123456789aehijklmnoprstuvx+-=()", "₀₁₂₃₄₅₆₇₈₉ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ₊₋₌₍₎", strict=True))
+SUPERSCRIPTS = dict(zip("0123456789n+-=()iT", "⁰¹²³⁴⁵⁶⁷⁸⁹ⁿ⁺⁻⁼⁽⁾ⁱᵀ", strict=True))
+SYMBOLS = {
+    "top": "T",
+    "times": "×",
+    "cdot": "·",
+    "to": "→",
+    "le": "≤",
+    "ge": "≥",
+    "approx": "≈",
+    "in": "∈",
+    "ell": "ℓ",
+    "infty": "∞",
+    "sum": "Σ",
+    "odot": "⊙",
+    "alpha": "α",
+    "beta": "β",
+    "gamma": "γ",
+    "theta": "θ",
+    "lambda": "λ",
+    "mu": "μ",
+    "sigma": "σ",
+    "epsilon": "ε",
+    "omega": "ω",
+    "Omega": "Ω",
+    "pi": "π",
+    "ldots": "…",
+    "dots": "…",
+    ",": " ",
+    ";": " ",
+    "quad": " ",
+}
+
+
+def _script(text: str, table: dict[str, str], marker: str) -> str:
+    if all(char in table for char in text):
+        return "".join(table[char] for char in text)
+    return f"{marker}({text})" if len(text) > 1 else f"{marker}{text}"
+
+
+def plain_tex(tex: str) -> str:
+    """A plain-text (Unicode) rendering of a short TeX fragment: ``\\sqrt{d_k}`` -> ``√dₖ``.
+
+    Used for math in headings, whose rendered MathJax would be missing from the PDF's
+    bookmarks (Chromium takes the outline from heading text)."""
+    text = tex.strip().removeprefix("\\(").removesuffix("\\)").strip()
+    text = re.sub(r"\\(?:mathrm|text|operatorname|mathbf|mathit|boldsymbol)\{([^{}]*)\}", r"\1", text)
+    text = re.sub(r"\\mathbb\{R\}", "ℝ", text)
+    text = re.sub(r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"\1/\2", text)
+    text = re.sub(r"\\sqrt\{([^{}]*)\}", lambda m: "√" + (m[1] if len(m[1]) <= 3 else f"({m[1]})"), text)
+    text = re.sub(r"\\([A-Za-z]+|[,;])", lambda m: SYMBOLS.get(m[1], m[1]), text)
+    text = re.sub(r"\^\{([^{}]*)\}|\^(\S)", lambda m: _script(m[1] or m[2], SUPERSCRIPTS, "^"), text)
+    text = re.sub(r"_\{([^{}]*)\}|_(\S)", lambda m: _script(m[1] or m[2], SUBSCRIPTS, "_"), text)
+    return " ".join(text.replace("{", "").replace("}", "").split())
+
+
+def _plain_heading_math(article: Tag, soup: BeautifulSoup) -> None:
+    for heading in article.find_all(["h1", "h2", "h3", "h4", "h5", "h6"]):
+        for math in heading.select(".math"):
+            plain = soup.new_tag("span", attrs={"class": "pdf-plain-math"})
+            plain.string = plain_tex(math.get_text())
+            math.replace_with(plain)
+
+
+def assemble(html_root: Path, out: Path) -> tuple[str, dict]:
+    main, exercises, back = reading_order()
+    included = set(main) | set(exercises) | set(back)
+    body: list[str] = []
+    toc: list[tuple[str, str, list[tuple[str, str]]]] = []
+    stats = {"players": 0, "pages": 0}
+
+    def add(docname: str, shift: int = 0, toc_sections: bool = True) -> None:
+        section, page_stats = assemble_page(docname, html_root, out, included, shift)
+        stats["players"] += page_stats["players"]
+        stats["pages"] += 1
+        top = section.find(["h1", "h2"])
+        title = _heading_text(top) if top else docname
+        sections = []
+        if toc_sections:
+            level = f"h{2 + shift}"
+            for heading in section.find_all(level):
+                parent = heading.find_parent("section")
+                if parent is not None and parent.get("id"):
+                    sections.append((_heading_text(heading), parent["id"]))
+        toc.append((title, page_key(docname), sections))
+        body.append(str(section))
+
+    for docname in main:
+        add(docname)
+    body.append(
+        '<section class="pdf-part" id="pdf-appendix-exercises"><h1>Appendix: Exercises</h1>'
+        "<p style='text-align:center'>Every chapter's exercises, as in the reader's notebooks "
+        "(<code>exercises/</code>); the worked solutions are in the HTML edition.</p></section>"
+    )
+    appendix: list[tuple[str, str]] = []
+    for docname in exercises:
+        add(docname, shift=1, toc_sections=False)
+        title, key, _ = toc.pop()  # listed under the appendix, not as a chapter
+        appendix.append((title, key))
+    toc.append(("Appendix: Exercises", "pdf-appendix-exercises", appendix))
+    for docname in back:
+        add(docname, toc_sections=False)
+
+    assets = _head_assets(html_root / f"{main[1] if len(main) > 1 else main[0]}.html", out)
+    title_page = (
+        f'<section class="pdf-title" id="pdf-title"><h1>{TITLE}</h1><p>{SUBTITLE}</p>'
+        "<p>The Attention, Executed authors</p>"
+        f"<p>Built {time.strftime('%Y-%m-%d')} from the executed notebooks of the HTML edition.</p>"
+        "</section>"
+    )
+    document = (
+        '<!DOCTYPE html><html lang="en" data-theme="light" data-mode="light"><head>'
+        f'<meta charset="utf-8"><title>{TITLE}</title>{assets}<style>{PRINT_CSS}</style></head>'
+        f"<body>{title_page}{_toc(toc)}{''.join(body)}</body></html>"
+    )
+    return document, stats
+
+
+def print_pdf(document: Path, target: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    header = (
+        '<div style="font-size:7pt;width:100%;text-align:center;color:#666;'
+        f'font-family:sans-serif">{TITLE}</div>'
+    )
+    footer = (
+        '<div style="font-size:8pt;width:100%;text-align:center;color:#444;font-family:sans-serif">'
+        '<span class="pageNumber"></span> / <span class="totalPages"></span></div>'
+    )
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = browser.new_context(color_scheme="light")
+        page = context.new_page()
+        page.goto(document.resolve().as_uri())
+        wait_until_rendered(page)
+        page.emulate_media(media="print")
+        page.pdf(
+            path=str(target),
+            format="A4",
+            print_background=True,
+            display_header_footer=True,
+            header_template=header,
+            footer_template=footer,
+            margin={"top": "18mm", "bottom": "20mm", "left": "17mm", "right": "17mm"},
+            outline=True,
+            tagged=True,
+            prefer_css_page_size=False,
+        )
+        browser.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--html", type=Path, default=ROOT / "_build" / "html")
+    parser.add_argument("--out", type=Path, default=ROOT / "_build" / "pdf")
+    args = parser.parse_args(argv)
+    if not (args.html / "index.html").exists():
+        print(f"no built book in {args.html}: run `make book` first", file=sys.stderr)
+        return 1
+    args.out.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    document, stats = assemble(args.html, args.out)
+    source = args.out / "book.html"
+    source.write_text(document, encoding="utf-8")
+    assembled = time.perf_counter() - start
+    target = args.out / PDF_NAME
+    print_pdf(source, target)
+    shutil.copyfile(target, args.html / PDF_NAME)
+    total = time.perf_counter() - start
+    size = target.stat().st_size / 2**20
+    print(
+        f"{target}: {size:.1f} MiB from {stats['pages']} pages ({stats['players']} players as "
+        f"frame strips); assembled in {assembled:.1f} s, printed in {total - assembled:.1f} s"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
