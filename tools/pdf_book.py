@@ -274,6 +274,7 @@ aside.margin, .margin.sidebar, aside.sidebar { float: none !important; width: au
   border-radius: 3px; padding: 4pt 9pt; background: #f8fafc !important; }
 .admonition.warning, .admonition.caution { border-left-color: #c77c00; }
 .admonition.tip, .admonition.hint { border-left-color: #1b8a5a; }
+p.admonition-title::before, p.admonition-title::after { content: none !important; }
 .admonition-title { font-weight: bold; margin: 0 0 3pt; font-family: "DejaVu Sans", sans-serif; }
 div.highlight, .cell_input { background: #f6f8fa !important; border: 1px solid #ddd; border-radius: 3px;
   padding: 3pt 6pt; margin: 4pt 0; }
