@@ -26,7 +26,7 @@ def _modules():
 
 def _checkers(module):
     return {
-        getattr(value, "exercise_id"): value
+        value.exercise_id: value
         for value in vars(module).values()
         if callable(value) and hasattr(value, "exercise_id")
     }
