@@ -1,0 +1,170 @@
+"""Diagrams of the book's computations, drawn from the real tensors of a chapter.
+
+Each function takes the tensors (or their shapes) a chapter computes and returns a matplotlib
+``Figure``, so a label can never disagree with the data. The figures use :mod:`tformer.plots`'
+style: opaque white background (legible in dark mode), the colour-blind-safe palette, queries as
+rows and keys as columns.
+
+* :func:`mask_pipeline` — chapter 5: key-padding mask ``&`` causal mask ``=`` combined mask, and
+  scores ``+`` additive mask → softmax → weights, for one sequence and head of a batch.
+* :func:`text_to_vectors` — chapter 1: text → tokens → ids → rows of the embedding table → ``X``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import torch
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from tformer import plots
+
+
+def _shape(shape: Sequence[int]) -> str:
+    return "(" + ", ".join(str(int(size)) for size in shape) + ")"
+
+
+def _operator(ax: Axes, text: str, size: int = 20) -> None:
+    ax.axis("off")
+    ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=size, color="#333333")
+
+
+def mask_pipeline(
+    scores: torch.Tensor,
+    key_padding: torch.Tensor,
+    causal: torch.Tensor,
+    *,
+    batch_shapes: dict[str, Sequence[int]],
+    sequence: int = 1,
+    head: int = 0,
+) -> Figure:
+    """How a padding mask and a causal mask reach the weights, for one sequence and one head.
+
+    ``scores``: ``(T, T)`` scores of that sequence and head. ``key_padding``: ``(T,)`` booleans,
+    ``True`` at real keys. ``causal``: ``(T, T)`` booleans. ``batch_shapes``: the shapes of the
+    whole batch's tensors, printed in the panel titles, with keys ``"padding"``, ``"causal"``,
+    ``"combined"`` and ``"scores"`` (e.g. ``(B, 1, 1, T)``, ``(T, T)``, ``(B, 1, T, T)``,
+    ``(B, h, T, T)``). ``sequence`` and ``head`` (0-based) are only used in the titles.
+    """
+    scores = scores.detach().double().cpu()
+    n_positions = scores.shape[-1]
+    if scores.shape != (n_positions, n_positions) or causal.shape != scores.shape:
+        raise ValueError(
+            f"mask_pipeline needs (T, T) scores and causal mask, got {tuple(scores.shape)} and "
+            f"{tuple(causal.shape)}"
+        )
+    if key_padding.shape != (n_positions,):
+        raise ValueError(f"key_padding must have shape (T,) = ({n_positions},), got "
+                         f"{tuple(key_padding.shape)}")
+    combined = key_padding[None, :] & causal
+    additive = torch.zeros_like(scores).masked_fill(~combined, float("-inf"))
+    masked = scores + additive
+    live = combined.any(dim=-1, keepdim=True)
+    weights = torch.where(live, masked.softmax(dim=-1), torch.zeros_like(masked)).nan_to_num(0.0)
+    shown_weights = weights.masked_fill(~combined, float("nan"))
+
+    fig = plt.figure(figsize=(11.5, 7.4))
+    grid = fig.add_gridspec(2, 5, width_ratios=[1, 0.32, 1, 0.32, 1], height_ratios=[1, 1],
+                            hspace=0.55, wspace=0.15)
+    where = f"sequence {sequence + 1}, head {head + 1}"
+
+    def panel(row: int, col: int, matrix, title: str, **options) -> Axes:
+        ax = fig.add_subplot(grid[row, col])
+        options.setdefault("ylabel", "query position" if col == 0 else "")
+        plots.heatmap(matrix, ax=ax, colorbar=False, **options)
+        ax.set_title(title, fontsize=10)
+        ax.xaxis.label.set_fontsize(9)
+        ax.yaxis.label.set_fontsize(9)
+        return ax
+
+    strip = panel(0, 0, key_padding[None, :].int(), "key padding, True = real key\n"
+                  f"{_shape(batch_shapes['padding'])}: one row per sequence", fmt="{:.0f}",
+                  vmin=0, vmax=1, ylabel="")
+    strip.set_yticks([0], labels=["all queries"])
+    strip.set_box_aspect(1 / n_positions)
+    _operator(fig.add_subplot(grid[0, 1]), "&")
+    panel(0, 2, causal.int(), f"causal, True = j ≤ i\n{_shape(batch_shapes['causal'])}",
+          fmt="{:.0f}", vmin=0, vmax=1)
+    _operator(fig.add_subplot(grid[0, 3]), "=")
+    panel(0, 4, combined.int(), f"combined ({where})\n{_shape(batch_shapes['combined'])}"
+          " by broadcasting", fmt="{:.0f}", vmin=0, vmax=1)
+    panel(1, 0, scores, f"scores S = QKᵀ/√d_k\n{_shape(batch_shapes['scores'])}", fmt="{:.1f}",
+          cmap=plots.DIVERGING_CMAP, vmin=-float(scores.abs().max()),
+          vmax=float(scores.abs().max()))
+    _operator(fig.add_subplot(grid[1, 1]), "+ M")
+    panel(1, 2, masked, "S + M: additive mask,\n0 where True, −∞ where False", fmt="{:.1f}",
+          cmap=plots.DIVERGING_CMAP, vmin=-float(scores.abs().max()),
+          vmax=float(scores.abs().max()))
+    _operator(fig.add_subplot(grid[1, 3]), "→\nsoftmax\nalong keys", size=11)
+    panel(1, 4, shown_weights, "weights A: every live row sums to 1,\nhidden keys get exactly 0",
+          vmin=0, vmax=1, masked_text="0")
+    return fig
+
+
+def text_to_vectors(
+    pieces: Sequence[str],
+    ids: Sequence[int],
+    embedding: torch.Tensor,
+    *,
+    text: str,
+    n_show: int = 6,
+) -> Figure:
+    """Text → tokens → ids → rows of the embedding table → the ``(T, d)`` matrix ``X``.
+
+    ``pieces``: the ``T`` token strings; ``ids``: their ``T`` ids; ``embedding``: the
+    ``(n_vocab, d)`` table. At most ``n_show`` columns of each vector are drawn; the titles give
+    the true shapes.
+    """
+    ids = [int(i) for i in ids]
+    if len(pieces) != len(ids):
+        raise ValueError(f"need one id per token, got {len(pieces)} tokens and {len(ids)} ids")
+    n_vocab, width = embedding.shape
+    if any(not 0 <= i < n_vocab for i in ids):
+        raise ValueError(f"ids must lie in 0..{n_vocab - 1}, got {ids}")
+    rows = embedding.detach().double().cpu()[ids]
+    shown = rows[:, : min(n_show, width)]
+    n_tokens = len(ids)
+
+    fig = plt.figure(figsize=(11.5, 0.55 * n_tokens + 2.4))
+    grid = fig.add_gridspec(1, 4, width_ratios=[1.1, 0.75, 0.55, 1.6], wspace=0.35)
+    text_ax = fig.add_subplot(grid[0, 0])
+    text_ax.axis("off")
+    text_ax.set_title("text → tokens", fontsize=10)
+    text_ax.text(0.5, 1.0, f"“{text}”", ha="center", va="bottom", fontsize=10, wrap=True,
+                 transform=text_ax.transAxes)
+    token_ax = fig.add_subplot(grid[0, 1])
+    id_ax = fig.add_subplot(grid[0, 2])
+    for ax, labels, title in (
+        (token_ax, [repr(piece) for piece in pieces], f"T = {n_tokens} tokens"),
+        (id_ax, [str(i) for i in ids], f"ids in 0..{n_vocab - 1}"),
+    ):
+        ax.set_xlim(0, 1)
+        ax.set_ylim(n_tokens - 0.5, -0.5)
+        ax.axis("off")
+        ax.set_title(title, fontsize=10)
+        for t, label in enumerate(labels):
+            ax.text(0.5, t, label, ha="center", va="center", fontsize=10, family="monospace",
+                    bbox={"boxstyle": "round,pad=0.25", "facecolor": "#eef4fa",
+                          "edgecolor": plots.PALETTE["blue"]})
+            if ax is id_ax:
+                ax.annotate("", xy=(1.25, t), xytext=(0.85, t), xycoords="data",
+                            arrowprops={"arrowstyle": "->", "color": "#555555"},
+                            annotation_clip=False)
+    for t in range(n_tokens):
+        text_ax.annotate("", xy=(1.05, 1 - (t + 0.5) / n_tokens), xytext=(0.75, 0.5),
+                         xycoords="axes fraction", arrowprops={"arrowstyle": "-", "color": "#bbbbbb"},
+                         annotation_clip=False)
+    matrix_ax = fig.add_subplot(grid[0, 3])
+    plots.heatmap(shown, ax=matrix_ax, colorbar=False, cmap=plots.DIVERGING_CMAP,
+                  vmin=-float(shown.abs().max()), vmax=float(shown.abs().max()), fmt="{:.2f}",
+                  row_labels=[f"row {i}" for i in ids],
+                  col_labels=[str(j) for j in range(shown.shape[1])],
+                  xlabel=f"feature (first {shown.shape[1]} of d = {width})", ylabel="")
+    matrix_ax.set_title(f"X = rows of the embedding table ({n_vocab} × {width})\n"
+                        f"shape (T, d) = ({n_tokens}, {width})", fontsize=10)
+    return fig
+
+
+__all__ = ["mask_pipeline", "text_to_vectors"]
