@@ -127,36 +127,31 @@ def text_to_vectors(
     shown = rows[:, : min(n_show, width)]
     n_tokens = len(ids)
 
-    fig = plt.figure(figsize=(11.5, 0.55 * n_tokens + 2.4))
-    grid = fig.add_gridspec(1, 4, width_ratios=[1.1, 0.75, 0.55, 1.6], wspace=0.35)
-    text_ax = fig.add_subplot(grid[0, 0])
-    text_ax.axis("off")
-    text_ax.set_title("text → tokens", fontsize=10)
-    text_ax.text(0.5, 1.0, f"“{text}”", ha="center", va="bottom", fontsize=10, wrap=True,
-                 transform=text_ax.transAxes)
-    token_ax = fig.add_subplot(grid[0, 1])
-    id_ax = fig.add_subplot(grid[0, 2])
-    for ax, labels, title in (
-        (token_ax, [repr(piece) for piece in pieces], f"T = {n_tokens} tokens"),
-        (id_ax, [str(i) for i in ids], f"ids in 0..{n_vocab - 1}"),
-    ):
-        ax.set_xlim(0, 1)
-        ax.set_ylim(n_tokens - 0.5, -0.5)
-        ax.axis("off")
-        ax.set_title(title, fontsize=10)
-        for t, label in enumerate(labels):
-            ax.text(0.5, t, label, ha="center", va="center", fontsize=10, family="monospace",
-                    bbox={"boxstyle": "round,pad=0.25", "facecolor": "#eef4fa",
-                          "edgecolor": plots.PALETTE["blue"]})
-            if ax is id_ax:
-                ax.annotate("", xy=(1.25, t), xytext=(0.85, t), xycoords="data",
-                            arrowprops={"arrowstyle": "->", "color": "#555555"},
-                            annotation_clip=False)
-    for t in range(n_tokens):
-        text_ax.annotate("", xy=(1.05, 1 - (t + 0.5) / n_tokens), xytext=(0.75, 0.5),
-                         xycoords="axes fraction", arrowprops={"arrowstyle": "-", "color": "#bbbbbb"},
-                         annotation_clip=False)
-    matrix_ax = fig.add_subplot(grid[0, 3])
+    fig = plt.figure(figsize=(11.5, 0.55 * n_tokens + 2.0))
+    grid = fig.add_gridspec(1, 2, width_ratios=[1.5, 1.1], wspace=0.22)
+    flow = fig.add_subplot(grid[0, 0])
+    flow.set_xlim(0, 10)
+    flow.set_ylim(n_tokens - 0.5, -0.5)  # the same rows as the heat-map beside it
+    flow.axis("off")
+    box = {"boxstyle": "round,pad=0.3", "facecolor": "#eef4fa", "edgecolor": plots.PALETTE["blue"]}
+    middle = (n_tokens - 1) / 2
+    flow.text(1.2, middle, f"“{text}”", ha="center", va="center", fontsize=10, wrap=True,
+              bbox={**box, "facecolor": "#fdf3e1", "edgecolor": plots.PALETTE["orange"]})
+    for heading, x in (("text", 1.2), (f"T = {n_tokens} tokens", 4.6),
+                       (f"ids in 0…{n_vocab - 1}", 7.3)):
+        flow.text(x, -0.85, heading, ha="center", va="bottom", fontsize=10, clip_on=False)
+    line = {"color": "#999999", "linewidth": 0.8}
+    for row, (piece, token_id) in enumerate(zip(pieces, ids)):
+        flow.plot([2.5, 3.7], [middle, row], **line)
+        flow.text(4.6, row, repr(piece), ha="center", va="center", fontsize=10,
+                  family="monospace", bbox=box)
+        flow.annotate("", xy=(6.7, row), xytext=(5.6, row),
+                      arrowprops={"arrowstyle": "->", "color": "#555555"})
+        flow.text(7.3, row, str(token_id), ha="center", va="center", fontsize=10,
+                  family="monospace", bbox=box)
+        flow.annotate("", xy=(10.4, row), xytext=(7.9, row), annotation_clip=False,
+                      arrowprops={"arrowstyle": "->", "color": "#555555"})
+    matrix_ax = fig.add_subplot(grid[0, 1])
     plots.heatmap(shown, ax=matrix_ax, colorbar=False, cmap=plots.DIVERGING_CMAP,
                   vmin=-float(shown.abs().max()), vmax=float(shown.abs().max()), fmt="{:.2f}",
                   row_labels=[f"row {i}" for i in ids],
