@@ -65,7 +65,7 @@ def mask_pipeline(
     weights = torch.where(live, masked.softmax(dim=-1), torch.zeros_like(masked)).nan_to_num(0.0)
     shown_weights = weights.masked_fill(~combined, float("nan"))
 
-    fig = plt.figure(figsize=(11.5, 7.4))
+    fig = plt.figure(figsize=(10, 6.8))
     grid = fig.add_gridspec(2, 5, width_ratios=[1, 0.32, 1, 0.32, 1], height_ratios=[1, 1],
                             hspace=0.55, wspace=0.15)
     where = f"sequence {sequence + 1}, head {head + 1}"
