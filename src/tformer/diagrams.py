@@ -127,7 +127,7 @@ def text_to_vectors(
     shown = rows[:, : min(n_show, width)]
     n_tokens = len(ids)
 
-    fig = plt.figure(figsize=(11.5, 0.55 * n_tokens + 2.0))
+    fig = plt.figure(figsize=(9.5, 0.5 * n_tokens + 1.8))
     grid = fig.add_gridspec(1, 2, width_ratios=[1.5, 1.1], wspace=0.22)
     flow = fig.add_subplot(grid[0, 0])
     flow.set_xlim(0, 10)
@@ -140,6 +140,7 @@ def text_to_vectors(
     for heading, x in (("text", 1.2), (f"T = {n_tokens} tokens", 4.6),
                        (f"ids in 0…{n_vocab - 1}", 7.3)):
         flow.text(x, -0.85, heading, ha="center", va="bottom", fontsize=10, clip_on=False)
+    flow.text(8.65, -0.3, "selects a row", ha="center", va="bottom", fontsize=8, color="#555555")
     line = {"color": "#999999", "linewidth": 0.8}
     for row, (piece, token_id) in enumerate(zip(pieces, ids)):
         flow.plot([2.5, 3.7], [middle, row], **line)
@@ -149,7 +150,7 @@ def text_to_vectors(
                       arrowprops={"arrowstyle": "->", "color": "#555555"})
         flow.text(7.3, row, str(token_id), ha="center", va="center", fontsize=10,
                   family="monospace", bbox=box)
-        flow.annotate("", xy=(10.4, row), xytext=(7.9, row), annotation_clip=False,
+        flow.annotate("", xy=(9.4, row), xytext=(7.9, row), annotation_clip=False,
                       arrowprops={"arrowstyle": "->", "color": "#555555"})
     matrix_ax = fig.add_subplot(grid[0, 1])
     plots.heatmap(shown, ax=matrix_ax, colorbar=False, cmap=plots.DIVERGING_CMAP,
