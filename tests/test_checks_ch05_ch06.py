@@ -22,27 +22,36 @@ def _status(verdict) -> str:
 # --- chapter 5 ----------------------------------------------------------------------------------
 
 
-def test_05_1_accepts_the_unchanged_third_row_and_names_the_self_exclusion_mistake():
-    total = math.exp(1) + math.exp(4) + math.exp(5)
-    assert ch05.ex1([math.exp(1) / total, math.exp(4) / total, math.exp(5) / total]).passed
-    two = math.exp(1) + math.exp(4)
-    verdict = ch05.ex1([math.exp(1) / two, math.exp(4) / two, 0.0])
-    assert verdict.status == "wrong" and "attend to itself" in verdict.message
+def test_05_1_scaled_causal_weights_and_the_unscaled_mistake():
+    r = 1 / math.sqrt(2)  # scores (1, 2, 3), (0, 2, 2), (1, 4, 5), divided by √d_k = √2
+    row2 = [1 / (1 + math.exp(2 * r)), math.exp(2 * r) / (1 + math.exp(2 * r)), 0.0]
+    total = math.exp(r) + math.exp(4 * r) + math.exp(5 * r)
+    row3 = [math.exp(r) / total, math.exp(4 * r) / total, math.exp(5 * r) / total]
+    assert ch05.ex1([[1.0, 0.0, 0.0], row2, row3]).passed
+    total_u = math.exp(1) + math.exp(4) + math.exp(5)
+    unscaled = [[1.0, 0.0, 0.0], [1 / (1 + math.exp(2)), math.exp(2) / (1 + math.exp(2)), 0.0],
+                [math.exp(1) / total_u, math.exp(4) / total_u, math.exp(5) / total_u]]
+    verdict = ch05.ex1(unscaled)
+    assert verdict.status == "wrong" and "unscaled" in verdict.message
 
 
-def test_05_2_row_sums_and_the_renormalised_mistake():
-    first = math.exp(1) / (math.exp(1) + math.exp(2) + math.exp(3))
-    second = (1 + math.exp(2)) / (1 + 2 * math.exp(2))  # scores (0, 2, 2), key 3 dropped
-    assert ch05.ex2([first, second, 1.0]).passed
-    verdict = ch05.ex2([1.0, 1.0, 1.0])
+def test_05_2_row_sums_on_the_new_scores():
+    scores = [[2.0, 1.0, 0.0, 3.0], [1.0, 3.0, 2.0, 0.0], [0.0, 1.0, 1.0, 4.0], [2.0, 2.0, 1.0, 1.0]]
+    sums = []
+    for i, row in enumerate(scores):
+        exps = [math.exp(s) for s in row]
+        sums.append(sum(exps[: i + 1]) / sum(exps))
+    assert ch05.ex2(sums).passed
+    verdict = ch05.ex2([1.0, 1.0, 1.0, 1.0])
     assert verdict.status == "wrong" and "before" in verdict.message
 
 
-def test_05_3_shapes_and_the_diagonal_mistake():
-    right = {"padding": (8, 1, 1, 128), "combined": (8, 1, 128, 128),
-             "scores": (8, 8, 128, 128), "hidden": 128 * 127 // 2}
+def test_05_3_kv_cache_shapes_and_the_alignment_mistake():
+    right = {"padding": (8, 1, 1, 128), "combined": (8, 1, 4, 128),
+             "scores": (8, 8, 4, 128), "hidden": 3 + 2 + 1}
     assert ch05.ex3(right).passed
-    assert "diagonal" in ch05.ex3({**right, "hidden": 128 * 129 // 2}).message
+    assert "lower-right" in ch05.ex3({**right, "hidden": sum(127 - i for i in range(4))}).message
+    assert "diagonal" in ch05.ex3({**right, "hidden": 10}).message
     assert ch05.ex3({**right, "padding": (8, 128)}).status == "wrong"
 
 
@@ -146,3 +155,12 @@ def test_06_6_pairs_that_turn(answer, status):
     # closed form: L·10000^(−i/64) ≥ 2π ⇔ i ≤ 64·ln(4096/2π)/ln(10000) ≈ 45.03
     assert math.floor(64 * math.log(4096 / (2 * math.pi)) / math.log(10000)) + 1 == 46
     assert _status(ch06.ex6(answer)) == status
+
+
+def test_05_7_position_ids():
+    def right(real):
+        return (real.long().cumsum(-1) - 1).clamp(min=0)
+
+    assert ch05.ex7(right).passed
+    verdict = ch05.ex7(lambda real: torch.arange(real.shape[1]).expand_as(real))
+    assert verdict.status == "wrong" and "offset" in verdict.message

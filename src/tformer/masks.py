@@ -3,29 +3,72 @@
 Boolean masks use ``True`` for *may attend* (PyTorch's convention). Shapes are chosen to
 broadcast against scores ``(batch, heads, queries, keys)``:
 
-* :func:`causal_mask` — ``(T_q, T_k)``, lower triangular;
+* :func:`causal_mask` — ``(T_q, T_k)``, lower triangular, aligned lower-right (KV cache) or
+  upper-left (PyTorch's ``is_causal=True``);
 * :func:`padding_mask` — ``(B, 1, 1, T)``, hides padded *keys* from every query;
 * :func:`combined_mask` — ``(B, 1, T, T)``, causal and padding together;
-* :func:`sliding_window_mask` — ``(T, T)``, causal and at most ``window`` keys back.
+* :func:`sliding_window_mask` — ``(T, T)``, causal and at most ``window`` keys back;
+* :func:`left_padded_positions` — ``(B, T)`` position ids that start at 0 after left padding.
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 import torch
 
 from tformer._validate import Tensorish
 
 
-def causal_mask(n_queries: int, n_keys: int | None = None, *, device=None) -> torch.Tensor:
-    """Boolean ``(T_q, T_k)`` mask: query ``i`` sees keys ``j ≤ i + (T_k − T_q)``.
+def causal_mask(
+    n_queries: int,
+    n_keys: int | None = None,
+    *,
+    align: Literal["lower_right", "upper_left"] = "lower_right",
+    device=None,
+) -> torch.Tensor:
+    """Boolean ``(T_q, T_k)`` causal mask; ``True`` = may attend.
 
-    With ``T_k > T_q`` (queries are the last ``T_q`` of ``T_k`` positions, as with a KV cache)
-    the diagonal shifts so each query still sees itself and everything before it.
+    For a square mask (``T_q = T_k``) both alignments are the same lower triangle. For a
+    rectangular one they differ:
+
+    * ``align="lower_right"`` (default): the queries are the *last* ``T_q`` of ``T_k`` positions,
+      as when new tokens attend to a KV cache; query ``i`` sees keys ``j ≤ i + (T_k − T_q)``, so
+      the diagonal ends in the bottom-right corner. Needs ``T_q ≤ T_k`` (otherwise the first rows
+      would see no key). PyTorch: ``torch.nn.attention.bias.causal_lower_right``.
+    * ``align="upper_left"``: query ``i`` sees keys ``j ≤ i``, the diagonal starts in the top-left
+      corner, as if queries and keys both started at position 0. This is what
+      ``scaled_dot_product_attention(..., is_causal=True)`` builds
+      (``torch.nn.attention.bias.causal_upper_left``).
     """
     n_keys = n_queries if n_keys is None else n_keys
-    if n_queries < 1 or n_keys < n_queries:
-        raise ValueError(f"causal_mask needs 1 ≤ T_q ≤ T_k, got T_q={n_queries}, T_k={n_keys}")
-    return torch.ones(n_queries, n_keys, dtype=torch.bool, device=device).tril(n_keys - n_queries)
+    if n_queries < 1 or n_keys < 1:
+        raise ValueError(f"causal_mask needs T_q ≥ 1 and T_k ≥ 1, got T_q={n_queries}, T_k={n_keys}")
+    if align == "lower_right":
+        if n_keys < n_queries:
+            raise ValueError(
+                f"causal_mask(align='lower_right') needs 1 ≤ T_q ≤ T_k, got T_q={n_queries}, "
+                f"T_k={n_keys}: the first {n_queries - n_keys} queries would see no key"
+            )
+        diagonal = n_keys - n_queries
+    elif align == "upper_left":
+        diagonal = 0
+    else:
+        raise ValueError(f"align must be 'lower_right' or 'upper_left', got {align!r}")
+    return torch.ones(n_queries, n_keys, dtype=torch.bool, device=device).tril(diagonal)
+
+
+def left_padded_positions(real: torch.Tensor) -> torch.Tensor:
+    """Position ids ``(B, T)`` for a left-padded batch: the first real token of every sequence is
+    position 0, the next 1, and so on; padded slots get 0 (they are masked anyway).
+
+    ``real``: boolean ``(B, T)``, ``True`` at real tokens. Without this offset a prompt padded
+    with ``p`` slots on the left would start at position ``p`` and read the wrong rows of a learned
+    position table (or get the wrong RoPE rotations).
+    """
+    if real.dtype != torch.bool or real.ndim != 2:
+        raise TypeError(f"real must be a boolean (B, T) tensor, got {real.dtype} {tuple(real.shape)}")
+    return (real.long().cumsum(dim=-1) - 1).clamp(min=0)
 
 
 def padding_mask(lengths: Tensorish, n_positions: int) -> torch.Tensor:

@@ -12,7 +12,15 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from tformer.checks.core import Wrong, call_reader, exercise, expect_number, expect_tensor, to_array
+from tformer.checks.core import (
+    Mistake,
+    Wrong,
+    call_reader,
+    exercise,
+    expect_number,
+    expect_tensor,
+    to_array,
+)
 
 GPT2_VOCAB, GPT2_WIDTH, GPT2_CONTEXT = 50_257, 768, 1_024
 
@@ -47,18 +55,39 @@ def _bpe_merges(word_counts: dict[str, int], n_merges: int) -> list[str]:
     return merges
 
 
-@exercise("01.1", "GPT-2's token embedding table")
+# Exercise 01.1: a larger model whose unembedding is not tied to its embedding (LLaMA-2 7B's sizes).
+UNTIED_VOCAB, UNTIED_WIDTH, UNTIED_CONTEXT = 32_000, 4_096, 4_096
+
+
+@exercise("01.1", "Embedding and unembedding of an untied model")
 def ex1(answer) -> None:
-    """``answer``: the number of parameters in GPT-2's token embedding table."""
-    expected = GPT2_VOCAB * GPT2_WIDTH
+    """``answer``: the parameters of the token table W_E and the unembedding W_U together, for
+    n_vocab = 32,000 and d = 4,096 with untied W_U (no biases)."""
+    one = UNTIED_VOCAB * UNTIED_WIDTH
     if isinstance(answer, int | float) and not isinstance(answer, bool):
-        if answer == GPT2_VOCAB + GPT2_WIDTH:
-            raise Wrong("you added n_vocab and d; the table has one row of d numbers per token")
-        if answer == expected * 4:
-            raise Wrong("that is the size in bytes (float32); count the parameters")
-        if answer == GPT2_CONTEXT * GPT2_WIDTH:
-            raise Wrong("that is the position table (1,024 × 768); the token table has n_vocab rows")
-    expect_number(answer, expected, name="the parameter count", rel_tol=0, abs_tol=0.5)
+        if answer == one:
+            raise Wrong("that is one matrix; with untied weights W_U is a second d × n_vocab "
+                        "matrix, counted separately")
+        if answer == GPT2_VOCAB * GPT2_WIDTH:
+            raise Wrong("that is GPT-2's table from the chapter; use this model's n_vocab and d")
+        if answer == 2 * (UNTIED_VOCAB + UNTIED_WIDTH):
+            raise Wrong("you added n_vocab and d; each matrix has n_vocab · d entries")
+        if answer in (2 * one * 4, one * 4):
+            raise Wrong("that is a size in bytes (float32); count the parameters")
+        if answer == UNTIED_CONTEXT * UNTIED_WIDTH or answer == one + UNTIED_CONTEXT * UNTIED_WIDTH:
+            raise Wrong("the context length sets T, not a table here (this model has no learned "
+                        "position table); count W_E and W_U")
+    expect_number(answer, 2 * one, name="the parameter count", rel_tol=0, abs_tol=0.5)
+
+
+def _first_order_second() -> str:
+    """The runner-up pair of the *first* count (the answer of someone who does not recount)."""
+    pairs: Counter = Counter()
+    for word, count in WORD_COUNTS.items():
+        for pair in zip(word, word[1:]):
+            pairs[pair] += count
+    ranked = sorted(pairs.items(), key=lambda item: (-item[1], item[0]))
+    return ranked[1][0][0] + ranked[1][0][1]
 
 
 @exercise("01.2", "The first two BPE merges, by hand")
@@ -70,6 +99,13 @@ def ex2(answer) -> None:
     if len(answer) != 2 or not all(isinstance(token, str) for token in answer):
         raise Wrong('give exactly two strings, such as ["ab", "cd"]')
     answer = [token.strip() for token in answer]
+    unweighted = _bpe_merges(dict.fromkeys(WORD_COUNTS, 1), 2)
+    if answer == unweighted and unweighted != expected:
+        raise Wrong("you counted each word once; weight every pair by the word's count "
+                    "(hug occurs 10 times)")
+    if answer[0] == expected[0] and answer[1] == _first_order_second():
+        raise Wrong("you took the second-largest pair of the first count; recount the pairs "
+                    f"after replacing every {expected[0]!r} by one symbol")
     if answer[0] != expected[0]:
         raise Wrong(
             f"the first merge is not {answer[0]!r}: count every adjacent pair in every word, "
@@ -82,27 +118,43 @@ def ex2(answer) -> None:
         )
 
 
-@exercise("01.3", "Shape of the input matrix")
+_BATCH, _T = 4, 1_000
+_SHAPES_13 = {
+    "ids": (_BATCH, _T),
+    "X": (_BATCH, _T, GPT2_WIDTH),
+    "logits": (_BATCH, _T, GPT2_VOCAB),
+}
+
+
+@exercise("01.3", "Shapes from ids to logits")
 def ex3(answer) -> None:
-    """``answer``: the shape (T, d) of X for a 1,000-token input to GPT-2 small."""
-    expected = (1_000, GPT2_WIDTH)
-    if isinstance(answer, torch.Size):
-        answer = tuple(answer)
-    if not isinstance(answer, tuple | list) or len(answer) != 2:
-        raise Wrong("give the shape as a pair of integers (rows, columns)")
-    shape = tuple(int(x) for x in answer) if all(
-        isinstance(x, int | np.integer) and not isinstance(x, bool) for x in answer
-    ) else None
-    if shape is None:
-        raise Wrong("give the shape as a pair of integers (rows, columns)")
-    if shape == (GPT2_VOCAB, GPT2_WIDTH):
-        raise Wrong("that is the embedding table E; X has one row per token of *this* input")
-    if shape == (GPT2_CONTEXT, GPT2_WIDTH):
-        raise Wrong("1,024 is the maximum context; this input has T = 1,000 tokens")
-    if shape == expected[::-1]:
-        raise Wrong("tokens are rows in this book: (T, d), not (d, T)")
-    if shape != expected:
-        raise Wrong(f"{shape} is not right: rows = tokens of the input, columns = width d")
+    """``answer``: dict with the shapes of the token ids, of X and of the logits, for a batch of
+    B = 4 inputs of T = 1,000 tokens to GPT-2 small."""
+    if not isinstance(answer, dict):
+        raise Wrong('give a dict {"ids": (...), "X": (...), "logits": (...)}')
+    missing = [key for key in _SHAPES_13 if answer.get(key) is None]
+    if missing:
+        raise Wrong(f"the dict is missing {', '.join(missing)}")
+    for key, expected in _SHAPES_13.items():
+        try:
+            shape = tuple(int(size) for size in answer[key])
+        except (TypeError, ValueError):
+            raise Wrong(f"answer['{key}'] should be a tuple of sizes, e.g. (4, 1000)") from None
+        if shape == expected:
+            continue
+        if GPT2_CONTEXT in shape:
+            raise Wrong(f"answer['{key}'] = {shape}: 1,024 is the maximum context; these inputs "
+                        "have T = 1,000 tokens")
+        if key == "X" and shape[-2:] == (GPT2_VOCAB, GPT2_WIDTH):
+            raise Wrong("answer['X'] is the shape of the embedding table W_E; X has one row per "
+                        "token of *this* input, for each sequence of the batch")
+        if key == "X" and shape == (_BATCH, GPT2_WIDTH, _T):
+            raise Wrong("tokens are rows in this book: X is (B, T, d), not (B, d, T)")
+        if key == "logits" and shape == (_BATCH, _T, GPT2_WIDTH):
+            raise Wrong("the logits have one score per vocabulary token (n_vocab), not d numbers")
+        if len(shape) == len(expected) - 1:
+            raise Wrong(f"answer['{key}'] = {shape} has no batch axis: B = 4 comes first")
+        raise Wrong(f"answer['{key}'] = {shape} is not right")
 
 
 @exercise("01.4", "Embedding as a one-hot product")
@@ -116,6 +168,11 @@ def ex4(embed) -> None:
         if value.shape == (len(ids), table.shape[0]):
             raise Wrong("this has one column per vocabulary entry: that is the one-hot matrix; "
                         "multiply it by the table")
+        n_vocab = table.shape[0]
+        for shifted in (table[(ids - 1) % n_vocab], table[(ids + 1) % n_vocab]):
+            if value.shape == tuple(shifted.shape) and np.allclose(value, shifted.numpy()):
+                raise Wrong("off by one: id t selects row t of the table (ids start at 0), so "
+                            "the 1 of the one-hot row goes in column ids[p]")
         expect_tensor(value, table[ids], name="embed(ids, table)", axes=("positions", "width"))
 
 
@@ -126,15 +183,17 @@ RENAME_PERMUTATION = torch.tensor([2, 0, 5, 1, 4, 3])  # old id t gets the new i
 
 @exercise("01.5", "Renumbering the vocabulary")
 def ex5(answer) -> None:
-    """``answer``: the table E' with E'[RENAME_PERMUTATION[t]] = RENAME_TABLE[t] for every id t."""
+    """``answer``: the table W_E' with W_E'[RENAME_PERMUTATION[t]] = RENAME_TABLE[t] for every id t."""
     value = to_array(answer, "the renamed table")
     expected = torch.empty_like(RENAME_TABLE)
     expected[RENAME_PERMUTATION] = RENAME_TABLE
+    if value.shape == tuple(RENAME_TABLE.shape) and np.allclose(value, RENAME_TABLE.numpy()):
+        raise Wrong("that is the table unchanged: move row t to position permutation[t]")
     if value.shape == tuple(RENAME_TABLE.shape) and np.allclose(
         value, RENAME_TABLE[RENAME_PERMUTATION].numpy()
     ):
         raise Wrong("table[permutation] moves the rows the wrong way: row t must land at "
-                    "position permutation[t], i.e. E'[permutation] = table")
+                    "position permutation[t], i.e. W_E'[permutation] = table")
     expect_tensor(value, expected, name="the renamed table", axes=("new ids", "width"))
 
 
@@ -201,13 +260,13 @@ GRAD_UPSTREAM = torch.tensor(
 
 @exercise("01.7", "The gradient of the embedding table")
 def ex7(answer) -> None:
-    """``answer``: ∂L/∂E, shape (GRAD_N_VOCAB, d), for X = E[GRAD_IDS] and ∂L/∂X = GRAD_UPSTREAM."""
+    """``answer``: ∂L/∂W_E, shape (GRAD_N_VOCAB, d), for X = W_E[GRAD_IDS] and ∂L/∂X = GRAD_UPSTREAM."""
     expected = torch.zeros(GRAD_N_VOCAB, GRAD_UPSTREAM.shape[1])
     for position, token in enumerate(GRAD_IDS.tolist()):  # plain loop: row t sums its positions
         expected[token] += GRAD_UPSTREAM[position]
-    value = to_array(answer, "the gradient of E")
+    value = to_array(answer, "the gradient of W_E")
     if value.shape == tuple(GRAD_UPSTREAM.shape):
-        raise Wrong("that has one row per position, like ∂L/∂X; ∂L/∂E has one row per "
+        raise Wrong("that has one row per position, like ∂L/∂X; ∂L/∂W_E has one row per "
                     f"vocabulary token ({GRAD_N_VOCAB} rows)")
     if value.shape == tuple(expected.shape):
         last_wins = torch.zeros_like(expected)
@@ -217,6 +276,86 @@ def ex7(answer) -> None:
             first_wins[GRAD_IDS[position]] = GRAD_UPSTREAM[position]
         if np.allclose(value, last_wins.numpy()) or np.allclose(value, first_wins.numpy()):
             raise Wrong("token 4 occurs at two positions: its row receives the SUM of both "
-                        "positions' gradients (∂L/∂E = Hᵀ G), not one of them")
-    expect_tensor(value, expected, name="the gradient of E", axes=("vocabulary tokens", "width"),
+                        "positions' gradients (∂L/∂W_E = Hᵀ G), not one of them")
+    expect_tensor(value, expected, name="the gradient of W_E", axes=("vocabulary tokens", "width"),
                   atol=1e-4, rtol=0)
+
+
+def _embed_one_hot_only(ids, table):
+    return torch.nn.functional.one_hot(ids, table.shape[0]).to(table.dtype)
+
+
+def _embed_transposed(ids, table):
+    return table[ids].T
+
+
+def _embed_off_by_one(ids, table):
+    return table[(ids - 1) % table.shape[0]]
+
+
+def _merges_unapplied(word, merges):
+    return list(word)
+
+
+def _merges_without_offset(word, merges):
+    return [i - 256 if i >= 256 else i for i in _replay(word, merges)]
+
+
+def _renamed_the_wrong_way():
+    return RENAME_TABLE[RENAME_PERMUTATION]
+
+
+def _gradient_last_wins():
+    grad = torch.zeros(GRAD_N_VOCAB, GRAD_UPSTREAM.shape[1])
+    grad[GRAD_IDS] = GRAD_UPSTREAM
+    return grad
+
+
+def _ex6_merges() -> list[tuple[int, int]]:
+    """A few real merges for the mistakes test: ' t', 'he', ' the' and 'er' as byte pairs."""
+    return [(32, 116), (104, 101), (256, 257), (101, 114)]
+
+
+MISTAKES: dict[str, list[Mistake]] = {
+    "01.1": [
+        Mistake("one matrix only (as if tied)", lambda: UNTIED_VOCAB * UNTIED_WIDTH, "untied"),
+        Mistake("GPT-2's printed count", lambda: GPT2_VOCAB * GPT2_WIDTH, "GPT-2"),
+        Mistake("bytes instead of parameters", lambda: 8 * UNTIED_VOCAB * UNTIED_WIDTH, "bytes"),
+    ],
+    "01.2": [
+        Mistake("unweighted pair counts", lambda: _bpe_merges(dict.fromkeys(WORD_COUNTS, 1), 2),
+                "weight every pair"),
+        Mistake("no recount after the first merge", lambda: ["ug", _first_order_second()],
+                "recount"),
+        Mistake("merges in the wrong order", lambda: ["un", "ug"], "largest total"),
+    ],
+    "01.3": [
+        Mistake("the table's shape for X", lambda: {**_SHAPES_13, "X": (4, 50_257, 768)},
+                "embedding table"),
+        Mistake("the context instead of T", lambda: {**_SHAPES_13, "X": (4, 1_024, 768)},
+                "maximum context"),
+        Mistake("logits of width d", lambda: {**_SHAPES_13, "logits": (4, 1_000, 768)},
+                "n_vocab"),
+        Mistake("no batch axis", lambda: {**_SHAPES_13, "ids": (1_000,)}, "batch axis"),
+    ],
+    "01.4": [
+        Mistake("returned the one-hot matrix", lambda: _embed_one_hot_only, "one-hot matrix"),
+        Mistake("transposed result", lambda: _embed_transposed, "transpose"),
+        Mistake("ids off by one", lambda: _embed_off_by_one, "off by one"),
+    ],
+    "01.5": [
+        Mistake("rows moved the wrong way", _renamed_the_wrong_way, "wrong way"),
+        Mistake("table unchanged", lambda: RENAME_TABLE.clone(), "unchanged"),
+    ],
+    "01.6": [
+        Mistake("no merge applied", lambda: _merges_unapplied, "no merge was applied",
+                args=(_ex6_merges(),)),
+        Mistake("merge ids without the 256 offset", lambda: _merges_without_offset, "256 + r",
+                args=(_ex6_merges(),)),
+    ],
+    "01.7": [
+        Mistake("gradient per position (∂L/∂X)", lambda: GRAD_UPSTREAM.clone(),
+                "one row per position"),
+        Mistake("repeated token: last position wins", _gradient_last_wins, "SUM"),
+    ],
+}

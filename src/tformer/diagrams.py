@@ -1,0 +1,166 @@
+"""Diagrams of the book's computations, drawn from the real tensors of a chapter.
+
+Each function takes the tensors (or their shapes) a chapter computes and returns a matplotlib
+``Figure``, so a label can never disagree with the data. The figures use :mod:`tformer.plots`'
+style: opaque white background (legible in dark mode), the colour-blind-safe palette, queries as
+rows and keys as columns.
+
+* :func:`mask_pipeline` — chapter 5: key-padding mask ``&`` causal mask ``=`` combined mask, and
+  scores ``+`` additive mask → softmax → weights, for one sequence and head of a batch.
+* :func:`text_to_vectors` — chapter 1: text → tokens → ids → rows of the embedding table → ``X``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import torch
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from tformer import plots
+
+
+def _shape(shape: Sequence[int]) -> str:
+    return "(" + ", ".join(str(int(size)) for size in shape) + ")"
+
+
+def _operator(ax: Axes, text: str, size: int = 20) -> None:
+    ax.axis("off")
+    ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=size, color="#333333")
+
+
+def mask_pipeline(
+    scores: torch.Tensor,
+    key_padding: torch.Tensor,
+    causal: torch.Tensor,
+    *,
+    batch_shapes: dict[str, Sequence[int]],
+    sequence: int = 1,
+    head: int = 0,
+) -> Figure:
+    """How a padding mask and a causal mask reach the weights, for one sequence and one head.
+
+    ``scores``: ``(T, T)`` scores of that sequence and head. ``key_padding``: ``(T,)`` booleans,
+    ``True`` at real keys. ``causal``: ``(T, T)`` booleans. ``batch_shapes``: the shapes of the
+    whole batch's tensors, printed in the panel titles, with keys ``"padding"``, ``"causal"``,
+    ``"combined"`` and ``"scores"`` (e.g. ``(B, 1, 1, T)``, ``(T, T)``, ``(B, 1, T, T)``,
+    ``(B, h, T, T)``). ``sequence`` and ``head`` (0-based) are only used in the titles.
+    """
+    scores = scores.detach().double().cpu()
+    n_positions = scores.shape[-1]
+    if scores.shape != (n_positions, n_positions) or causal.shape != scores.shape:
+        raise ValueError(
+            f"mask_pipeline needs (T, T) scores and causal mask, got {tuple(scores.shape)} and "
+            f"{tuple(causal.shape)}"
+        )
+    if key_padding.shape != (n_positions,):
+        raise ValueError(f"key_padding must have shape (T,) = ({n_positions},), got "
+                         f"{tuple(key_padding.shape)}")
+    combined = key_padding[None, :] & causal
+    additive = torch.zeros_like(scores).masked_fill(~combined, float("-inf"))
+    masked = scores + additive
+    live = combined.any(dim=-1, keepdim=True)
+    weights = torch.where(live, masked.softmax(dim=-1), torch.zeros_like(masked)).nan_to_num(0.0)
+    shown_weights = weights.masked_fill(~combined, float("nan"))
+
+    fig = plt.figure(figsize=(10, 6.8))
+    grid = fig.add_gridspec(2, 5, width_ratios=[1, 0.32, 1, 0.32, 1], height_ratios=[1, 1],
+                            hspace=0.55, wspace=0.15)
+    where = f"sequence {sequence + 1}, head {head + 1}"
+
+    def panel(row: int, col: int, matrix, title: str, **options) -> Axes:
+        ax = fig.add_subplot(grid[row, col])
+        options.setdefault("ylabel", "query position" if col == 0 else "")
+        plots.heatmap(matrix, ax=ax, colorbar=False, **options)
+        ax.set_title(title, fontsize=10)
+        ax.xaxis.label.set_fontsize(9)
+        ax.yaxis.label.set_fontsize(9)
+        return ax
+
+    strip = panel(0, 0, key_padding[None, :].int(), "key padding, True = real key\n"
+                  f"{_shape(batch_shapes['padding'])}: one row per sequence", fmt="{:.0f}",
+                  vmin=0, vmax=1, ylabel="")
+    strip.set_yticks([0], labels=["all queries"])
+    strip.set_box_aspect(1 / n_positions)
+    _operator(fig.add_subplot(grid[0, 1]), "&")
+    panel(0, 2, causal.int(), f"causal, True = j ≤ i\n{_shape(batch_shapes['causal'])}",
+          fmt="{:.0f}", vmin=0, vmax=1)
+    _operator(fig.add_subplot(grid[0, 3]), "=")
+    panel(0, 4, combined.int(), f"combined ({where})\n{_shape(batch_shapes['combined'])}"
+          " by broadcasting", fmt="{:.0f}", vmin=0, vmax=1)
+    panel(1, 0, scores, f"scores S = QKᵀ/√d_k\n{_shape(batch_shapes['scores'])}", fmt="{:.1f}",
+          cmap=plots.DIVERGING_CMAP, vmin=-float(scores.abs().max()),
+          vmax=float(scores.abs().max()))
+    _operator(fig.add_subplot(grid[1, 1]), "+ M")
+    panel(1, 2, masked, "S + M: additive mask,\n0 where True, −∞ where False", fmt="{:.1f}",
+          cmap=plots.DIVERGING_CMAP, vmin=-float(scores.abs().max()),
+          vmax=float(scores.abs().max()))
+    _operator(fig.add_subplot(grid[1, 3]), "→\nsoftmax\nalong keys", size=11)
+    panel(1, 4, shown_weights, "weights A: every live row sums to 1,\nhidden keys get exactly 0",
+          vmin=0, vmax=1, masked_text="0")
+    return fig
+
+
+def text_to_vectors(
+    pieces: Sequence[str],
+    ids: Sequence[int],
+    embedding: torch.Tensor,
+    *,
+    text: str,
+    n_show: int = 6,
+) -> Figure:
+    """Text → tokens → ids → rows of the embedding table → the ``(T, d)`` matrix ``X``.
+
+    ``pieces``: the ``T`` token strings; ``ids``: their ``T`` ids; ``embedding``: the
+    ``(n_vocab, d)`` table. At most ``n_show`` columns of each vector are drawn; the titles give
+    the true shapes.
+    """
+    ids = [int(i) for i in ids]
+    if len(pieces) != len(ids):
+        raise ValueError(f"need one id per token, got {len(pieces)} tokens and {len(ids)} ids")
+    n_vocab, width = embedding.shape
+    if any(not 0 <= i < n_vocab for i in ids):
+        raise ValueError(f"ids must lie in 0..{n_vocab - 1}, got {ids}")
+    rows = embedding.detach().double().cpu()[ids]
+    shown = rows[:, : min(n_show, width)]
+    n_tokens = len(ids)
+
+    fig = plt.figure(figsize=(9.5, 0.5 * n_tokens + 1.8))
+    grid = fig.add_gridspec(1, 2, width_ratios=[1.5, 1.1], wspace=0.22)
+    flow = fig.add_subplot(grid[0, 0])
+    flow.set_xlim(0, 10)
+    flow.set_ylim(n_tokens - 0.5, -0.5)  # the same rows as the heat-map beside it
+    flow.axis("off")
+    box = {"boxstyle": "round,pad=0.3", "facecolor": "#eef4fa", "edgecolor": plots.PALETTE["blue"]}
+    middle = (n_tokens - 1) / 2
+    flow.text(1.2, middle, f"“{text}”", ha="center", va="center", fontsize=10, wrap=True,
+              bbox={**box, "facecolor": "#fdf3e1", "edgecolor": plots.PALETTE["orange"]})
+    for heading, x in (("text", 1.2), (f"T = {n_tokens} tokens", 4.6),
+                       (f"ids in 0…{n_vocab - 1}", 7.3)):
+        flow.text(x, -0.85, heading, ha="center", va="bottom", fontsize=10, clip_on=False)
+    flow.text(8.65, -0.3, "selects a row", ha="center", va="bottom", fontsize=8, color="#555555")
+    line = {"color": "#999999", "linewidth": 0.8}
+    for row, (piece, token_id) in enumerate(zip(pieces, ids)):
+        flow.plot([2.5, 3.7], [middle, row], **line)
+        flow.text(4.6, row, repr(piece), ha="center", va="center", fontsize=10,
+                  family="monospace", bbox=box)
+        flow.annotate("", xy=(6.7, row), xytext=(5.6, row),
+                      arrowprops={"arrowstyle": "->", "color": "#555555"})
+        flow.text(7.3, row, str(token_id), ha="center", va="center", fontsize=10,
+                  family="monospace", bbox=box)
+        flow.annotate("", xy=(9.4, row), xytext=(7.9, row), annotation_clip=False,
+                      arrowprops={"arrowstyle": "->", "color": "#555555"})
+    matrix_ax = fig.add_subplot(grid[0, 1])
+    plots.heatmap(shown, ax=matrix_ax, colorbar=False, cmap=plots.DIVERGING_CMAP,
+                  vmin=-float(shown.abs().max()), vmax=float(shown.abs().max()), fmt="{:.2f}",
+                  row_labels=[f"row {i}" for i in ids],
+                  col_labels=[str(j) for j in range(shown.shape[1])],
+                  xlabel=f"feature (first {shown.shape[1]} of d = {width})", ylabel="")
+    matrix_ax.set_title(f"X = rows of the embedding table ({n_vocab} × {width})\n"
+                        f"shape (T, d) = ({n_tokens}, {width})", fontsize=10)
+    return fig
+
+
+__all__ = ["mask_pipeline", "text_to_vectors"]
