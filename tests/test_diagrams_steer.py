@@ -52,3 +52,15 @@ def test_steer_query_first_sgd_step_is_lr_times_gradient() -> None:
 def test_steer_query_rejects_unknown_optimiser() -> None:
     with pytest.raises(ValueError, match="optimizer"):
         steer_query(4, optimizer="rmsprop")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 2])
+def test_saturated_softmax_under_sgd_and_adam(seed: int) -> None:
+    """Chapter 4, "Frozen?": unscaled at d_k = 256, Adam moves the query but never finds the
+    ruled-out target key; scaled, it does. (bench/ch04_adam_saturation.py: 10 of 10 seeds.)"""
+    torch.set_num_threads(1)
+    scaled = steer_query(256, scale=True, optimizer="adam", seed=seed)
+    unscaled = steer_query(256, scale=False, optimizer="adam", seed=seed)
+    assert scaled["target_weight"] > 0.5
+    assert unscaled["distance"] > 1.0 and unscaled["target_weight"] < 1e-10
