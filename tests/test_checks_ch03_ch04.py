@@ -34,14 +34,14 @@ RIGHT = {
     ),
     ch03.ex3: 1e-7,
     ch03.ex4: _attention,
-    ch03.ex5: (1e-7, 0.3),
-    ch03.ex6: (32, 8 * 8 * 128 * 128, 4 * 8 * 8 * 128 * 128),
-    ch03.ex7: 1152,
-    ch04.ex1: (math.sqrt(128), 1.0),
+    ch03.ex5: (1e-7, ch03._ex5_gaps()["values"]),
+    ch03.ex6: (8 * 512 * 512, 4 * 8 * 512 * 512, 4),
+    ch03.ex7: 512 * (2 * 64 + 128) / (64 + 128),
+    ch04.ex1: (math.sqrt(200), 2.0),
     ch04.ex2: (0.05, 255.0, 0.997),
     ch04.ex3: _jacobian,
-    ch04.ex5: torch.softmax(torch.tensor([0.0, 2, 2]) / math.sqrt(2), -1),
-    ch04.ex6: 256,
+    ch04.ex5: torch.softmax(torch.tensor([1.0, 4, 5]) / (2 * math.sqrt(2)), -1),
+    ch04.ex6: 128,
 }
 
 
@@ -51,8 +51,8 @@ def test_right_answers_pass(checker) -> None:
 
 
 def test_trace_exercise_right_answer() -> None:
-    p = torch.softmax(torch.tensor([1.0, 2.0, 3.0]), -1)
-    assert ch04.ex4((1 - float((p**2).sum()), 15 / 16)).passed
+    p = torch.softmax(torch.tensor([1.0, 1.0, 2.0]) / math.sqrt(2), -1)
+    assert ch04.ex4((1 - float((p**2).sum()), 0.42)).passed
 
 
 @pytest.mark.parametrize(
@@ -63,19 +63,21 @@ def test_trace_exercise_right_answer() -> None:
         (ch03.ex2, (torch.softmax(torch.eye(2), -1), torch.eye(2)), "unscaled"),
         (ch03.ex4, lambda q, k, v: torch.softmax(q @ k.T, -1) @ v, "unscaled"),
         (ch03.ex4, lambda q, k, v: torch.softmax(q @ k.T / 2, 0) @ v, "over the queries"),
-        (ch03.ex5, (0.3, 0.3), "P Sa(X)"),
-        (ch03.ex5, (0.0, 0.0), "position table"),
-        (ch03.ex6, (32, 8 * 128 * 128, 4), "multiply by H"),
-        (ch03.ex6, (32, 8 * 8 * 128 * 128, 8 * 8 * 128 * 128), "4 bytes"),
-        (ch03.ex7, 2304, "two quadratic terms"),
-        (ch04.ex1, (128, 1), "variance"),
+        (ch03.ex5, (0.3, 0.3), "same P"),
+        (ch03.ex5, (0.0, 0.0), "only the values"),
+        (ch03.ex5, (0.0, 0.3), "not right"),
+        (ch03.ex6, (512 * 512, 4, 4), "every sequence"),
+        (ch03.ex6, (8 * 512 * 512, 8 * 512 * 512, 4), "4 bytes"),
+        (ch03.ex7, 1152, "not right"),
+        (ch03.ex7, 768, "differ"),
+        (ch04.ex1, (200, 4), "variance"),
         (ch04.ex2, (0.0, 16.0, 1.0), "standard deviation"),
         (ch04.ex2, (0.0, 256.0, 1 / 256), "√d_k"),
         (ch04.ex3, lambda p: -torch.outer(p, p), "diagonal"),
-        (ch04.ex4, (0.5105, 15 / 16), "Σ p_i²"),
-        (ch04.ex5, torch.tensor([0.063, 0.468, 0.468]), "unscaled"),
-        (ch04.ex5, torch.softmax(torch.tensor([0.0, 1, 1]), -1), "√d_k = √2"),
-        (ch04.ex6, 128, "still below 0.9"),
+        (ch04.ex4, (0.3768, 0.42), "Σ p_i²"),
+        (ch04.ex5, torch.softmax(torch.tensor([1.0, 4, 5]) / math.sqrt(2), -1), "temperature 1"),
+        (ch04.ex5, torch.softmax(torch.tensor([1.0, 4, 5]) / 2, -1), "√d_k = √2"),
+        (ch04.ex6, 64, "still below 0.8"),
     ],
 )
 def test_typical_mistakes_get_their_hint(checker, answer, hint) -> None:

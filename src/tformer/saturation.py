@@ -7,6 +7,8 @@ roughly the situation at initialisation — and runs them through
 * :func:`random_attention_weights` — the weights of many such rows, ``(n_draws, n_keys)``.
 * :func:`gradient_norms` — how much gradient reaches the scores, the query and the keys through
   the softmax, measured with autograd.
+* :func:`steer_query` — train one query, with Adam or SGD, to read a chosen key through a softmax
+  that may start saturated: does a small gradient freeze it?
 """
 
 from __future__ import annotations
@@ -79,3 +81,61 @@ def gradient_norms(
         "keys": keys.grad.norm(dim=(-2, -1)),
         "max weight": result.weights.detach().amax(dim=-1).squeeze(-1),
     }
+
+
+def steer_query(
+    d_k: int,
+    *,
+    scale: bool = True,
+    optimizer: str = "adam",
+    seed: int = 0,
+    n_steps: int = 500,
+    lr: float = 0.05,
+    n_keys: int = 16,
+    d_v: int = 8,
+) -> dict[str, float]:
+    """Train one query to read a chosen key, through a softmax that may start saturated.
+
+    Draws ``n_keys`` keys ``(n_keys, d_k)``, values ``(n_keys, d_v)`` and a query ``(d_k,)``
+    (standard normal, ``torch.Generator().manual_seed(seed)``), picks the key ranked in the
+    middle by the initial scores as the target, and minimises ``‖o − v_target‖²`` for the
+    output ``o = softmax(c K q) V`` (``c = 1/√d_k`` if ``scale``, else 1) by updating the query
+    alone, with ``torch.optim.Adam`` or ``torch.optim.SGD`` at learning rate ``lr``.
+
+    Returns ``first_gradient`` (‖∂L/∂q‖ at the start), ``first_step`` (‖Δq‖ of the first
+    update), ``distance`` (total path length of q), ``target_weight`` and ``largest_weight``
+    after ``n_steps`` updates, and ``reached`` (the first step at which the target's weight
+    exceeded 0.5, or ``n_steps`` if it never did).
+    """
+    _check_sizes(d_k, n_keys, n_steps)
+    if optimizer not in ("adam", "sgd"):
+        raise ValueError(f"optimizer must be 'adam' or 'sgd', got {optimizer!r}")
+    generator = torch.Generator().manual_seed(seed)
+    keys = torch.randn(n_keys, d_k, generator=generator)
+    query = torch.randn(d_k, generator=generator)
+    values = torch.randn(n_keys, d_v, generator=generator)
+    factor = d_k**-0.5 if scale else 1.0
+    target = int((keys @ query).argsort()[n_keys // 2 - 1])
+    query.requires_grad_(True)
+    make = torch.optim.Adam if optimizer == "adam" else torch.optim.SGD
+    opt = make([query], lr=lr)
+    result = {"distance": 0.0, "reached": float(n_steps)}
+    for step in range(n_steps):
+        weights = softmax(factor * (keys @ query))
+        if weights[target] > 0.5 and result["reached"] == n_steps:
+            result["reached"] = float(step)
+        loss = ((weights @ values - values[target]) ** 2).sum()
+        opt.zero_grad()
+        loss.backward()
+        before = query.detach().clone()
+        opt.step()
+        moved = float((query.detach() - before).norm())
+        if step == 0:
+            result["first_gradient"] = float(query.grad.norm())
+            result["first_step"] = moved
+        result["distance"] += moved
+    with torch.no_grad():
+        weights = softmax(factor * (keys @ query))
+    result["target_weight"] = float(weights[target])
+    result["largest_weight"] = float(weights.max())
+    return result

@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from tformer.checks.core import (
+    Mistake,
     Wrong,
     as_number,
     as_tuple,
@@ -115,55 +116,150 @@ def ex4(answer) -> None:
                   name="the outputs for self-attention", axes=("queries", "values"), atol=1e-6)
 
 
-@exercise("03.5", "Equivariance, and how positions break it (source 001)")
+_EX5_PERM = torch.tensor([3, 0, 5, 1, 4, 2])
+
+
+def _ex5_data() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    generator = torch.Generator().manual_seed(35)
+    queries = torch.randn(4, 8, generator=generator)
+    keys = torch.randn(6, 8, generator=generator)
+    values = torch.randn(6, 3, generator=generator)
+    return queries, keys, values, torch.eye(6)[_EX5_PERM]
+
+
+def _ex5_gaps() -> dict[str, float]:
+    queries, keys, values, perm = _ex5_data()
+    base = _reference_attention(queries, keys, values)
+
+    def gap(k: torch.Tensor, v: torch.Tensor) -> float:
+        return float((_reference_attention(queries, k, v) - base).abs().max())
+
+    return {"together": gap(perm @ keys, perm @ values), "values": gap(keys, perm @ values),
+            "keys": gap(perm @ keys, values)}
+
+
+@exercise("03.5", "Reordering the memory of cross-attention")
 def ex5(answer) -> None:
-    """``answer``: (largest |Sa(PX) − P Sa(X)| without positions, the same with positions added)."""
-    without, with_positions = as_tuple(answer, 2, "(gap without positions, gap with positions)")
-    without = as_number(without, "the gap without positions")
-    with_positions = as_number(with_positions, "the gap with positions")
-    if not (math.isfinite(without) and math.isfinite(with_positions)):
+    """``answer``: (largest output change when keys and values are permuted together, the same
+    when only the values are permuted), for the exercise's T_q = 4 queries and T_k = 6 keys."""
+    together, values_only = as_tuple(answer, 2, "(gap with keys and values permuted together, "
+                                                "gap with only the values permuted)")
+    together = as_number(together, "the first gap")
+    values_only = as_number(values_only, "the second gap")
+    if not (math.isfinite(together) and math.isfinite(values_only)):
         raise Wrong("both gaps should be finite numbers; a NaN or inf points at a broken computation")
-    if without > 1e-5:
+    gaps = _ex5_gaps()
+    if together > 1e-5:
+        if math.isclose(together, gaps["values"], rel_tol=1e-3) and values_only < 1e-5:
+            raise Wrong("the two gaps are swapped: the first gap is for keys and values permuted "
+                        "together, the second for the values alone")
         raise Wrong(
-            f"without positions the gap should be rounding error, got {without:.3g}; compare "
-            "Sa(P X) with P Sa(X) (permute the output rows), not with Sa(X)"
+            f"with keys and values permuted together the outputs should not change, got a gap "
+            f"of {together:.3g}; apply the same P to both (and nothing to the queries)"
         )
-    if with_positions < 1e-3:
-        raise Wrong(
-            "with positions the gap should be clearly non-zero; add the position table to X "
-            "*after* permuting the tokens (positions stay where they are), i.e. Sa(PX + E)"
-        )
+    if values_only < 1e-3:
+        raise Wrong("permute only the values, not the keys: the weights then meet the wrong "
+                    "values and the outputs change")
+    expect_number(values_only, gaps["values"], name="the gap with only the values permuted",
+                  rel_tol=1e-3, rounding_tol=5e-3)
 
 
-@exercise("03.6", "Shapes and memory of a batch of scores (source 001)")
+@exercise("03.6", "Memory of a batch of score matrices")
 def ex6(answer) -> None:
-    """``answer``: (d_k, number of score entries, bytes of the float32 score tensor) for
-    m = 8, T = 128, d = 256, H = 8."""
-    batch, length, width, heads = 8, 128, 256, 8
-    d_k = width // heads
-    n_scores = batch * heads * length * length
-    d_k_answer, n_answer, bytes_answer = as_tuple(answer, 3, "(d_k, score entries, bytes)")
-    expect_number(d_k_answer, d_k, name="d_k", rel_tol=0, abs_tol=0.5)
+    """``answer``: (entries of the (B, T, T) score tensor, its float32 bytes, the factor by which
+    they grow when T doubles) for B = 8, T = 512, d_k = 64, one head."""
+    batch, length, d_k = 8, 512, 64
+    n_scores = batch * length * length
+    n_answer, bytes_answer, factor = as_tuple(answer, 3, "(score entries, bytes, growth factor)")
     if isinstance(n_answer, int | float) and not isinstance(n_answer, bool):
-        if n_answer == batch * length * length:
-            raise Wrong("every head has its own T × T score matrix; multiply by H")
-        if n_answer == batch * heads * length * d_k:
-            raise Wrong("that is the size of Q (B, H, T, d_k); the scores are (B, H, T, T)")
+        if n_answer == length * length:
+            raise Wrong("that is one T × T matrix; every sequence of the batch has its own")
+        if n_answer == batch * length * length * d_k:
+            raise Wrong("each score is one number; the (B, T, T) tensor has no d_k axis")
     expect_number(n_answer, n_scores, name="the number of score entries", rel_tol=0, abs_tol=0.5)
     is_number = isinstance(bytes_answer, int | float) and not isinstance(bytes_answer, bool)
-    if is_number and bytes_answer in (n_scores, 8 * n_scores):
+    if is_number and bytes_answer in (n_scores, 2 * n_scores, 8 * n_scores):
         raise Wrong("a float32 number takes 4 bytes")
     expect_number(bytes_answer, 4 * n_scores, name="the bytes", rel_tol=0, abs_tol=0.5)
+    if isinstance(factor, int | float) and not isinstance(factor, bool) and factor == 2:
+        raise Wrong("the score tensor is quadratic in T: doubling T quadruples it")
+    expect_number(factor, 4, name="the growth factor", rel_tol=1e-9)
 
 
-@exercise("03.7", "Where the quadratic term takes over")
+@exercise("03.7", "Where the quadratic terms take over, with unequal widths")
 def ex7(answer) -> None:
-    """``answer``: the length T at which T²(d_k + d_v) equals T·d·(2d_k + d_v), d = d_k = d_v = 768."""
-    d = 768
-    expected = d * (2 * d + d) / (d + d)  # 1152
+    """``answer``: the length T* at which T²(d_k + d_v) equals T·d·(2d_k + d_v), for d = 512,
+    d_k = 64, d_v = 128."""
+    d, d_k, d_v = 512, 64, 128
+    expected = d * (2 * d_k + d_v) / (d_k + d_v)  # 682.67
     if isinstance(answer, int | float) and not isinstance(answer, bool):
-        if math.isclose(answer, 3 * d**2 / d):
+        if math.isclose(answer, 3 * d**2 / (d_k + d_v)):
+            raise Wrong("3d² is the projection cost only when d_k = d_v = d; here the projections "
+                        "cost Td(2d_k + d_v)")
+        if math.isclose(answer, 1.5 * d):
+            raise Wrong("1.5 d holds when d_k = d_v; here d_k and d_v differ")
+        if math.isclose(answer, d * (2 * d_k + d_v) / d_k) or math.isclose(
+            answer, d * (2 * d_k + d_v) / d_v
+        ):
             raise Wrong("there are two quadratic terms, T²d_k (scores) and T²d_v (mixing)")
-        if math.isclose(answer, d):
-            raise Wrong("T = d is where T²d equals Td² for one term each; count all three projections")
     expect_number(answer, expected, name="T*", rel_tol=1e-6, rounding_tol=1.0)
+
+
+def _attention_unscaled(queries, keys, values):
+    return torch.softmax(queries @ keys.T, dim=-1) @ values
+
+
+def _attention_over_queries(queries, keys, values):
+    return torch.softmax(queries @ keys.T / math.sqrt(queries.shape[-1]), dim=0) @ values
+
+
+def _ex2_answer(scale: bool = True, transpose_outputs: bool = False):
+    eye = torch.eye(2, dtype=torch.float64)
+    values = torch.tensor([[2.0, 0.0], [0.0, 4.0]], dtype=torch.float64)
+    weights = torch.softmax(eye / (math.sqrt(2) if scale else 1.0), dim=-1)
+    outputs = weights @ values
+    return weights, outputs.T if transpose_outputs else outputs
+
+
+_D, _DK = 512, 64
+_N5 = 8 * 512 * 512
+
+MISTAKES: dict[str, list[Mistake]] = {
+    "03.1": [
+        Mistake("weights only", lambda: (2 * _DK * _D + _D * _D,) * 2, "biases"),
+        Mistake("count grows with T", lambda: (2 * _DK * _D + _D * _D + 2 * _DK + _D,
+                                               2 * (2 * _DK * _D + _D * _D + 2 * _DK + _D)),
+                "T axis"),
+        Mistake("value width d_k", lambda: (2 * _DK * _D + _D * _DK + 3 * _DK,) * 2, "value width"),
+    ],
+    "03.2": [
+        Mistake("unscaled", lambda: _ex2_answer(scale=False), "unscaled"),
+        Mistake("transposed outputs", lambda: _ex2_answer(transpose_outputs=True), "transpose"),
+    ],
+    "03.3": [
+        Mistake("fully masked row", lambda: float("nan"), "NaN"),
+        Mistake("softmax over the queries", lambda: 0.8, "softmax axis"),
+        Mistake("signed deviation", lambda: -1e-7, "negative"),
+    ],
+    "03.4": [
+        Mistake("unscaled", lambda: _attention_unscaled, "unscaled"),
+        Mistake("softmax over the queries", lambda: _attention_over_queries, "over the queries"),
+    ],
+    "03.5": [
+        Mistake("gaps swapped", lambda: (_ex5_gaps()["values"], 0.0), "swapped"),
+        Mistake("keys permuted, values not", lambda: (_ex5_gaps()["keys"], _ex5_gaps()["values"]),
+                "same P"),
+        Mistake("permuted keys and values in the second case too", lambda: (0.0, 0.0),
+                "only the values"),
+    ],
+    "03.6": [
+        Mistake("one sequence only", lambda: (512 * 512, 4 * 512 * 512, 4), "every sequence"),
+        Mistake("8 bytes per float", lambda: (_N5, 8 * _N5, 4), "4 bytes"),
+        Mistake("linear growth", lambda: (_N5, 4 * _N5, 2), "quadruples"),
+    ],
+    "03.7": [
+        Mistake("3d² projections", lambda: 3 * 512**2 / (64 + 128), "Td(2d_k + d_v)"),
+        Mistake("1.5 d", lambda: 1.5 * 512, "differ"),
+        Mistake("one quadratic term", lambda: 512 * (2 * 64 + 128) / 64, "two quadratic terms"),
+    ],
+}

@@ -12,7 +12,16 @@ from typing import Any
 import numpy as np
 import torch
 
-from tformer.checks.core import Wrong, as_tuple, call_reader, exercise, expect_number, expect_tensor, to_array
+from tformer.checks.core import (
+    Mistake,
+    Wrong,
+    as_tuple,
+    call_reader,
+    exercise,
+    expect_number,
+    expect_tensor,
+    to_array,
+)
 
 
 def _number(value: Any, name: str) -> float:
@@ -24,15 +33,27 @@ def _number(value: Any, name: str) -> float:
     return float(array.reshape(()))
 
 
-@exercise("04.1", "Standard deviation of a score (source 000, exercise 12.3)")
+@exercise("04.1", "Standard deviation of a score, entries of any variance")
 def ex1(answer) -> None:
-    """``answer``: (std of q·k, std of q·k/√d_k) for d_k = 128 unit-variance entries."""
+    """``answer``: (std of q·k, std of q·k/√d_k) for d_k = 50 entries of variance 2 each."""
+    d_k, var_q, var_k = 50, 2.0, 2.0
+    expected = math.sqrt(d_k * var_q * var_k)  # 14.142
     unscaled, scaled = as_tuple(answer, 2, "(std before scaling, std after scaling)")
-    if math.isclose(_number(unscaled, "the unscaled std"), 128.0):
-        raise Wrong("128 is the variance; the standard deviation is its square root")
-    expect_number(unscaled, math.sqrt(128), name="the unscaled std", rel_tol=1e-3,
-                  rounding_tol=0.06)
-    expect_number(scaled, 1.0, name="the scaled std", rel_tol=1e-3, rounding_tol=0.01)
+    unscaled_value = _number(unscaled, "the unscaled std")
+    scaled_value = _number(scaled, "the scaled std")
+    if math.isclose(unscaled_value, expected**2, rel_tol=1e-3):
+        raise Wrong(f"{expected**2:g} is the variance; the standard deviation is its square root")
+    if math.isclose(unscaled_value, math.sqrt(d_k), rel_tol=1e-3):
+        raise Wrong("that assumes unit-variance entries; here the entries have variance 2, so "
+                    "each product q_i k_i has variance 2 · 2 = 4")
+    expect_number(unscaled, expected, name="the unscaled std", rel_tol=1e-3, rounding_tol=0.06)
+    if math.isclose(scaled_value, expected / d_k, rel_tol=1e-3):
+        raise Wrong("you divided by d_k; the scores are divided by √d_k")
+    if math.isclose(scaled_value, 1.0, rel_tol=1e-3):
+        raise Wrong("dividing by √d_k gives std 1 only for unit-variance entries; here the "
+                    "variance of each product is 4")
+    expect_number(scaled, expected / math.sqrt(d_k), name="the scaled std", rel_tol=1e-3,
+                  rounding_tol=0.01)
 
 
 @exercise("04.2", "Mean and variance of a dot product, simulated (source 001)")
@@ -81,53 +102,117 @@ def ex3(answer) -> None:
                       axes=("outputs p_i", "scores s_j"), atol=1e-8, rtol=1e-6)
 
 
-@exercise("04.4", "The trace of the Jacobian, by hand")
+_LOOKUP_P = torch.softmax(torch.tensor([1.0, 1.0, 2.0], dtype=torch.float64) / math.sqrt(2), -1)
+
+
+@exercise("04.4", "The trace of the Jacobian, and its smallest value")
 def ex4(answer) -> None:
-    """``answer``: (trace of J at p = softmax(1, 2, 3), the largest possible trace for 16 keys)."""
-    p = torch.softmax(torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64), dim=-1)
-    trace, largest = as_tuple(answer, 2, "(the trace, the largest trace for 16 keys)")
-    if math.isclose(_number(trace, "the trace"), float((p**2).sum()), rel_tol=1e-3):
+    """``answer``: (trace of J at p = softmax((1, 1, 2)/√2), the smallest trace of a 4-key row
+    whose largest weight is 0.7)."""
+    p = _LOOKUP_P
+    trace, smallest = as_tuple(answer, 2, "(the trace, the smallest trace)")
+    trace_value = _number(trace, "the trace")
+    if math.isclose(trace_value, float((p**2).sum()), rel_tol=1e-3):
         raise Wrong("that is Σ p_i²; the trace is Σ p_i (1 − p_i) = 1 − Σ p_i²")
+    unscaled = torch.softmax(torch.tensor([1.0, 1.0, 2.0], dtype=torch.float64), -1)
+    if math.isclose(trace_value, float(1 - (unscaled**2).sum()), rel_tol=1e-3):
+        raise Wrong("those are the weights of unscaled scores; divide (1, 1, 2) by √d_k = √2")
     expect_number(trace, float(1 - (p**2).sum()), name="the trace", rel_tol=1e-3,
                   rounding_tol=5e-3)
-    if math.isclose(_number(largest, "the largest trace"), 1.0):
-        raise Wrong("the trace reaches 1 only with infinitely many keys; with 16 uniform weights "
-                    "it is 1 − 16 · (1/16)²")
-    expect_number(largest, 1 - 1 / 16, name="the largest trace", rel_tol=1e-4, rounding_tol=5e-3)
+    smallest_value = _number(smallest, "the smallest trace")
+    if math.isclose(smallest_value, 1 - 0.49 - 3 * 0.1**2, rel_tol=1e-3):
+        raise Wrong("spreading the remaining 0.3 evenly gives the largest trace, not the "
+                    "smallest; to make Σ p_i² large, concentrate it")
+    if math.isclose(smallest_value, 0.0, abs_tol=1e-6):
+        raise Wrong("a trace of 0 needs a one-hot row, but the largest weight is fixed at 0.7")
+    expect_number(smallest, 1 - 0.49 - 0.09, name="the smallest trace", rel_tol=1e-4,
+                  rounding_tol=5e-3)
 
 
-@exercise("04.5", "The worked example, scaled (source 000)")
+_DOTS_Q3 = torch.tensor([1.0, 4.0, 5.0], dtype=torch.float64)
+
+
+@exercise("04.5", "The running example at another temperature")
 def ex5(answer) -> None:
-    """``answer``: query 2's weights (3,) for scores (0, 2, 2) divided by √2."""
-    scores = torch.tensor([0.0, 2.0, 2.0], dtype=torch.float64)
+    """``answer``: query 3's weights (3,) for dot products (1, 4, 5), d_k = 2, temperature 2."""
     value = to_array(answer, "the weights")
+    expected = torch.softmax(_DOTS_Q3 / (2 * math.sqrt(2)), -1)
     if value.shape == (3,):
-        if np.allclose(value, torch.softmax(scores, -1).numpy(), atol=2e-3):
-            raise Wrong("those are the unscaled weights (0.063, 0.468, 0.468); divide by √2 first")
-        if np.allclose(value, torch.softmax(scores / 2, -1).numpy(), atol=2e-3):
-            raise Wrong("you divided by d_k = 2; divide by √d_k = √2")
-    expect_tensor(value, torch.softmax(scores / math.sqrt(2), -1), name="the weights",
-                  axes=("keys",), atol=1.5e-3, rtol=0, rows_sum_to_one=True, rounding_tol=1e-2)
+        if np.allclose(value, torch.softmax(_DOTS_Q3 * 2 / math.sqrt(2), -1).numpy(), atol=2e-3):
+            raise Wrong("you multiplied by the temperature; a temperature τ divides the scores "
+                        "(c = 1/τ), and τ = 2 flattens the weights")
+        if np.allclose(value, torch.softmax(_DOTS_Q3 / 2, -1).numpy(), atol=2e-3):
+            raise Wrong("the temperature comes on top of the usual division by √d_k = √2")
+        if np.allclose(value, torch.softmax(_DOTS_Q3 / math.sqrt(2), -1).numpy(), atol=2e-3):
+            raise Wrong("those are the weights at temperature 1; divide once more by τ = 2")
+    expect_tensor(value, expected, name="the weights", axes=("keys",), atol=1.5e-3, rtol=0,
+                  rows_sum_to_one=True, rounding_tol=1e-2)
 
 
-@exercise("04.6", "When does unscaled attention become a hard choice?")
+def _mean_largest_64(d_k: int) -> float:
+    generator = torch.Generator().manual_seed(1000 + d_k)
+    queries = torch.randn(2000, 1, d_k, generator=generator)
+    keys = torch.randn(2000, 64, d_k, generator=generator)
+    return float(torch.softmax(queries @ keys.transpose(-2, -1), dim=-1).amax(dim=-1).mean())
+
+
+@exercise("04.6", "When does unscaled attention over 64 keys become sharp?")
 def ex6(answer) -> None:
     """``answer``: the smallest d_k among 1, 2, 4, …, 1024 at which the mean largest unscaled
-    weight (one query, 16 keys, 2,000 draws) exceeds 0.9."""
+    weight of a row of 64 keys (2,000 draws) exceeds 0.8."""
     value = _number(answer, "d_k")
-    means = {}
-    for d_k in (128, 256):  # recomputed here with plain torch: 0.89 and 0.92 (±0.005)
-        generator = torch.Generator().manual_seed(1000 + d_k)
-        queries = torch.randn(2000, 1, d_k, generator=generator)
-        keys = torch.randn(2000, 16, d_k, generator=generator)
-        weights = torch.softmax(queries @ keys.transpose(-2, -1), dim=-1)
-        means[d_k] = float(weights.amax(dim=-1).mean())
-    expected = 128 if means[128] > 0.9 else 256
-    if value == expected // 2:
-        raise Wrong(f"at d_k = {expected // 2} the mean largest weight is about "
-                    f"{means[expected // 2]:.2f}, still below 0.9")
-    if value > expected and value in (512.0, 1024.0):
-        raise Wrong("the mean already exceeds 0.9 at a smaller width; look again")
     if value not in [float(2**k) for k in range(11)]:
         raise Wrong("the widths to try are the powers of two 1, 2, 4, …, 1024")
+    means = {d_k: _mean_largest_64(d_k) for d_k in (64, 128)}  # about 0.79 and 0.85
+    expected = 64 if means[64] > 0.8 else 128
+    if value < expected:
+        raise Wrong(f"at d_k = {value:g} the mean largest weight is about "
+                    f"{_mean_largest_64(int(value)):.2f}, still below 0.8")
+    if value == 16.0 or value == 256.0:
+        raise Wrong("that is a width for 16 keys or a threshold of 0.9; this row has 64 keys "
+                    "and the threshold is 0.8")
     expect_number(value, expected, name="d_k", rel_tol=0, abs_tol=0.5)
+
+
+def _jacobian_without_diagonal(p):
+    return -torch.outer(p, p)
+
+
+def _jacobian_diagonal_only(p):
+    return torch.diag(p)
+
+
+MISTAKES: dict[str, list[Mistake]] = {
+    "04.1": [
+        Mistake("variance instead of std", lambda: (200.0, 4.0), "square root"),
+        Mistake("assumed unit variance", lambda: (math.sqrt(50), 1.0), "variance 2"),
+        Mistake("divided by d_k", lambda: (math.sqrt(200), math.sqrt(200) / 50), "√d_k"),
+    ],
+    "04.2": [
+        Mistake("standard deviation", lambda: (0.0, 16.0, 1.0), "standard deviation"),
+        Mistake("divided by d_k", lambda: (0.0, 256.0, 1 / 256), "√d_k"),
+    ],
+    "04.3": [
+        Mistake("no diagonal", lambda: _jacobian_without_diagonal, "diagonal is missing"),
+        Mistake("diagonal only", lambda: _jacobian_diagonal_only, "off-diagonal"),
+    ],
+    "04.4": [
+        Mistake("Σ p_i² instead of the trace", lambda: (float((_LOOKUP_P**2).sum()), 0.42),
+                "Σ p_i²"),
+        Mistake("unscaled weights", lambda: (float(1 - (torch.softmax(
+            torch.tensor([1.0, 1.0, 2.0]), -1) ** 2).sum()), 0.42), "√d_k"),
+        Mistake("remainder spread evenly", lambda: (float(1 - (_LOOKUP_P**2).sum()), 0.48),
+                "largest trace"),
+    ],
+    "04.5": [
+        Mistake("multiplied by τ", lambda: torch.softmax(_DOTS_Q3 * 2 / math.sqrt(2), -1),
+                "multiplied by the temperature"),
+        Mistake("forgot √d_k", lambda: torch.softmax(_DOTS_Q3 / 2, -1), "√d_k"),
+        Mistake("temperature 1", lambda: torch.softmax(_DOTS_Q3 / math.sqrt(2), -1),
+                "temperature 1"),
+    ],
+    "04.6": [
+        Mistake("the 16-key answer", lambda: 256, "64 keys"),
+        Mistake("one width too small", lambda: 64, "still below 0.8"),
+    ],
+}
