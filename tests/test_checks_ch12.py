@@ -3,8 +3,6 @@ broken answers never raise."""
 
 from __future__ import annotations
 
-import math
-
 import torch
 
 from tformer.checks import ch12
@@ -35,7 +33,9 @@ def test_right_answers_pass():
     assert ch12.ex3((1 / 6 + 1 / 7 + 1 / 8 + 1 / 9) / 4).passed
     assert ch12.ex4(zero_ablation).passed
     assert ch12.ex5({"previous-token": (0, 1), "induction": (1, 0)}).passed
-    assert ch12.ex6(math.log(63) + 1.2).passed
+    assert ch12.ex7(ch12._by_hand()).passed
+    model, tokens, length = ch12._untrained_lab()
+    assert ch12.ex6(ch12._bos_share_of()(), model, tokens, length).passed
 
 
 def test_typical_mistakes_get_hints():
@@ -51,12 +51,14 @@ def test_typical_mistakes_get_hints():
     wrong_axis = ch12.ex4(lambda head: lambda x: x.clone().index_fill_(2, torch.tensor([head]), 0.0))
     assert "position 1, not head 1" in wrong_axis.message
     backwards = ch12.ex5({"previous-token": (1, 0), "induction": (0, 1)})
-    assert backwards.status == "wrong" and "earlier layer" in backwards.message
-    assert "repeated" in ch12.ex6(0.2).message
+    assert backwards.status == "wrong" and "later layer" in backwards.message
+    assert "percentage" in ch12.ex6(91.0).message
+    assert ch12.ex6(0.5).status == "not attempted"  # no model passed
+    assert "attends to itself" in ch12.ex7(ch12._by_hand(shift=0)).message
 
 
 def test_stubs_and_garbage_never_raise():
-    for checker in (ch12.ex1, ch12.ex2, ch12.ex3, ch12.ex4, ch12.ex5, ch12.ex6):
+    for checker in (ch12.ex1, ch12.ex2, ch12.ex3, ch12.ex4, ch12.ex5, ch12.ex6, ch12.ex7):
         assert checker(None).status == "not attempted"
         assert checker("nonsense").status in ("wrong", "error")
 
@@ -66,3 +68,5 @@ def test_stubs_and_garbage_never_raise():
     assert ch12.ex1(broken).status in ("wrong", "error")
     assert ch12.ex2(lambda w, L: torch.ones(3)).status == "wrong"
     assert ch12.ex4(lambda head: None).status == "wrong"
+    assert ch12.ex7((torch.eye(40), torch.ones(3, 3), torch.ones(3, 3))).status == "wrong"
+    assert ch12.ex7((torch.eye(40), "W_Q", None)).status in ("wrong", "not attempted")

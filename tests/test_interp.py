@@ -253,9 +253,12 @@ def test_ablation_errors(model):
 
 def test_ov_circuit_matches_a_one_token_forward_pass(model):
     """On a one-token sequence the head attends to itself with weight 1, so (biases removed and
-    the other head zeroed) its contribution to the logits is exactly row i of the OV circuit."""
+    the other head zeroed) its contribution to the logits is exactly row i of the full OV circuit,
+    and what it writes into the stream is x W_V^h W_O^h, the (d × d) OV circuit."""
     layer, head = 0, 1
-    circuit = interp.ov_circuit(model, layer, head)
+    circuit = interp.full_ov_circuit(model, layer, head)
+    ov = interp.ov_circuit(model, layer, head)
+    assert ov.shape == (8, 8) and torch.linalg.matrix_rank(ov) <= 4
     assert circuit.shape == (16, 16)
     attn = model.blocks[layer].attn
     with torch.no_grad():
@@ -266,6 +269,7 @@ def test_ov_circuit_matches_a_one_token_forward_pass(model):
         with interp.ablate(model, (layer, 1 - head)):
             written = attn(x).outputs[0, 0]
         torch.testing.assert_close(model.unembed(written).detach(), circuit[token])
+        torch.testing.assert_close(written.detach(), (x[0, 0] @ ov).detach())
 
 
 def test_half_losses_from_logits():
@@ -277,3 +281,59 @@ def test_half_losses_from_logits():
     losses = interp.half_losses_from_logits(logits, tokens, L)
     assert losses.first == pytest.approx(math.log(n_vocab))
     assert losses.second == pytest.approx(0.0, abs=1e-6)
+
+
+def test_distinct_segments_and_copy_floor():
+    batch = fixed_length_batch(64, 200, 30, seed=4)
+    segment = batch.tokens[:, 1:31]
+    assert all(len(set(row.tolist())) == 30 for row in segment)
+    assert torch.equal(batch.tokens[:, 1:31], batch.tokens[:, 31:])
+    assert interp.copy_floor(batch.tokens, 30) == interp.CopyFloor(0.0, 0.0)
+    with pytest.raises(ValueError, match="distinct"):
+        fixed_length_batch(8, 2, 8)
+    # by hand: r = (5, 6, 5, 7); the copy's queries at t = 5, 6, 7 hold 5, 6, 5. Token 5 occurs
+    # twice in r, with successors 6 and 7: ln 2 at t = 5 and at t = 7; token 6 is unique.
+    tokens = torch.tensor([[BOS, 5, 6, 5, 7, 5, 6, 5, 7]])
+    floor = interp.copy_floor(tokens, 4)
+    assert floor.ambiguous == pytest.approx(2 / 3)
+    assert floor.loss == pytest.approx(2 * math.log(2) / 3)
+    # with replacement, P(r_i occurs again among the other L - 1 tokens) = 1 - (1 - 1/63)^(L-1)
+    repeats = fixed_length_batch(64, 400, 16, seed=2, distinct=False).tokens
+    assert interp.copy_floor(repeats, 16).ambiguous == pytest.approx(1 - (62 / 63) ** 15, abs=0.02)
+
+
+def test_composition_patch_reproduces_clean_and_ablated_attention(model):
+    tokens = repeated_batch(16, 3, 5, 5, seed=3).tokens
+    means = interp.mean_head_outputs(model, tokens)
+    clean = interp.composition_patch(model, tokens, (0, 0), [], layer=1, means=means)
+    torch.testing.assert_close(clean.logits, model(tokens).detach())
+    with interp.ablate(model, (0, 0), "mean", means=means):
+        ablated = interp.capture(model, tokens)
+    both = interp.composition_patch(model, tokens, (0, 0), ["queries", "keys"], layer=1,
+                                    means=means)
+    torch.testing.assert_close(both.weights, ablated.weights[1])
+    # all three inputs patched = the full ablation minus the head's direct path to the logits
+    everything = interp.composition_patch(model, tokens, (0, 0), ["queries", "keys", "values"],
+                                          layer=1, means=means)
+    torch.testing.assert_close(everything.head_outputs, ablated.head_outputs[1])
+    direct = interp.capture(model, tokens)
+    keys = interp.composition_patch(model, tokens, (0, 0), ["keys"], layer=1, means=means)
+    assert not torch.allclose(keys.weights, direct.weights[1])
+    values = interp.composition_patch(model, tokens, (0, 0), ["values"], layer=1, means=means)
+    torch.testing.assert_close(values.weights, direct.weights[1])  # values never move weights
+    with pytest.raises(ValueError, match="layers before layer 1"):
+        interp.composition_patch(model, tokens, (1, 0), ["keys"], layer=1, means=means)
+    with pytest.raises(ValueError, match="'queries', 'keys' and 'values'"):
+        interp.composition_patch(model, tokens, (0, 0), ["key"], layer=1, means=means)
+
+
+def test_token_losses_and_icl_score(model):
+    tokens = repeated_batch(16, 4, 5, 5, seed=5).tokens
+    losses = interp.token_losses(model, tokens)
+    assert losses.shape == (10,)
+    logits = model(tokens[:, :-1])
+    by_hand = F.cross_entropy(logits[:, 6], tokens[:, 7])  # the loss at token 7
+    torch.testing.assert_close(losses[6], by_hand.detach())
+    assert interp.icl_score(losses, 7, 2) == pytest.approx(float(losses[6] - losses[1]))
+    with pytest.raises(ValueError, match="early < late"):
+        interp.icl_score(losses, 2, 7)

@@ -10,9 +10,10 @@ Each idea of the book lives in one module, named after the concept:
 ``model``       a GPT-style decoder, presets, parameter and FLOP counts
 ``generation``  greedy / temperature / top-k sampling, KV-cache decoding
 ``efficient``   tiled exact attention (online softmax), sliding windows
-``interp``      attention patterns, per-head outputs, ablations
+``interp``      attention patterns, per-head outputs, ablations, Q/K/V-composition patches
 ``data``        small deterministic datasets and a shipped public-domain text
 ``plots``       the book's figure style and helpers
+``diagrams``    diagrams of the computations, drawn from real shapes (e.g. the induction circuit)
 ``tokenize``    a tiny byte-pair-encoding tokenizer (chapter 1)
 ``saturation``  random-score experiments on softmax saturation (chapter 4)
 ``vision``      image patches as tokens (chapter 9)

@@ -16,7 +16,10 @@ steps — 500 steps formed it for 9 of 10 seeds, phase change at steps 176–321
   positions and LayerNorm made formation unreliable);
 * token embeddings initialised at unit scale and *not* tied to the unembedding: with no
   LayerNorm nothing rescales the residual stream, and at the GPT-2 scale of 0.02 the
-  content-dependent attention scores start so small that the plateau lasts much longer.
+  content-dependent attention scores start so small that the plateau lasts much longer;
+* training segments drawn *with* replacement (``distinct=False``): with distinct tokens the
+  circuit formed within 500 steps for far fewer seeds (``bench/README.md``). Evaluation uses
+  distinct segments, where every copy target is unique (:func:`assess`, chapter 12).
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ class LabSettings:
     lr: float = 3e-2
     weight_decay: float = 0.01
     embedding_std: float = 1.0
+    distinct: bool = False  # training segments drawn with replacement (see the module docstring)
 
     def config(self) -> GPTConfig:
         """The attention-only GPT configuration (untied unembedding)."""
@@ -107,11 +111,12 @@ def train_model(
         if fixed_length is None:
             batch = repeated_batch(
                 settings.n_vocab, settings.batch_size, settings.min_length, settings.max_length,
-                generator=generator,
+                generator=generator, distinct=settings.distinct,
             )
         else:
             batch = fixed_length_batch(
-                settings.n_vocab, settings.batch_size, fixed_length, generator=generator
+                settings.n_vocab, settings.batch_size, fixed_length, generator=generator,
+                distinct=settings.distinct,
             )
         current[:] = [batch]
         tokens = batch.tokens.to(device)
@@ -170,6 +175,107 @@ def plot_half_losses(ax, log: LabLog, plateau: float, phase_step: int | None = N
     ax.legend(loc="center right")
 
 
+@dataclass
+class CircuitHistory:
+    """Head scores and the ICL score recorded during training by :class:`CircuitTracker`.
+
+    ``steps`` ``(n,)``; ``previous``/``induction`` ``(n, n_layers, n_heads)``; ``icl`` ``(n,)``
+    (nats, see :func:`tformer.interp.icl_score`).
+    """
+
+    steps: torch.Tensor
+    previous: torch.Tensor
+    induction: torch.Tensor
+    icl: torch.Tensor
+
+    def first_step_above(self, scores: torch.Tensor, threshold: float = 0.5) -> int | None:
+        """The first recorded step at which ``scores`` ``(n,)`` exceeds ``threshold``, or None."""
+        above = torch.nonzero(scores > threshold)
+        return int(self.steps[above[0]]) if above.numel() else None
+
+
+class CircuitTracker:
+    """A training callback that scores every head every ``every`` steps (the circuit forming).
+
+    Pass it as ``callback`` to :func:`train_model` (``then`` is another callback to chain, e.g. a
+    :class:`LiveLossPlot`). On a fixed batch of ``batch_size`` sequences with ``L = length`` it
+    records every head's previous-token and induction scores and the ICL score, the loss at
+    token ``late`` minus the loss at token ``early`` (defaults 30 and 3 of the ``T = 33``
+    positions at ``L = 16``: the 10 : 1 ratio of Olsson et al.'s 500th and 50th tokens).
+    It costs one small forward pass per record; :meth:`history` returns a :class:`CircuitHistory`.
+    """
+
+    def __init__(
+        self, model: GPT, settings: LabSettings = LabSettings(), *, every: int = 10,
+        length: int = 16, batch_size: int = 64, seed: int = 321, late: int = 30, early: int = 3,
+        then: StepCallback | None = None,
+    ) -> None:
+        self.model, self.every, self.length, self.then = model, every, length, then
+        self.late, self.early = late, early
+        self.tokens = fixed_length_batch(settings.n_vocab, batch_size, length, seed=seed).tokens
+        self.steps: list[int] = []
+        self.previous: list[torch.Tensor] = []
+        self.induction: list[torch.Tensor] = []
+        self.icl: list[float] = []
+
+    def __call__(self, step: int, first: float, second: float) -> None:
+        if self.then is not None:
+            self.then(step, first, second)
+        if step % self.every:
+            return
+        from tformer import interp
+
+        tokens = self.tokens.to(next(self.model.parameters()).device)
+        previous, induction = interp.head_scores(self.model, tokens, self.length)
+        losses = interp.token_losses(self.model, tokens)
+        self.steps.append(step)
+        self.previous.append(previous.cpu())
+        self.induction.append(induction.cpu())
+        self.icl.append(interp.icl_score(losses.cpu(), self.late, self.early))
+
+    def history(self) -> CircuitHistory:
+        return CircuitHistory(
+            torch.tensor(self.steps), torch.stack(self.previous), torch.stack(self.induction),
+            torch.tensor(self.icl),
+        )
+
+
+def plot_circuit_formation(
+    axes, log: LabLog, history: CircuitHistory, plateau: float, phase_step: int | None = None
+) -> None:
+    """Loss curves, every head's two scores and the ICL score on three stacked ``axes``.
+
+    ``axes[0]``: :func:`plot_half_losses`; ``axes[1]``: previous-token (solid) and induction
+    (dashed) score of every head, one colour per head; ``axes[2]``: the ICL score. The
+    phase-change step is marked on all three.
+    """
+    from tformer.plots import PALETTE
+
+    plot_half_losses(axes[0], log, plateau, phase_step)
+    axes[0].set_xlabel("")
+    colours = [PALETTE[name] for name in ("orange", "sky", "green", "vermillion", "blue", "purple")]
+    steps = history.steps.numpy()
+    n_layers, n_heads = history.previous.shape[1:]
+    for layer in range(n_layers):
+        for head in range(n_heads):
+            colour = colours[(layer * n_heads + head) % len(colours)]
+            axes[1].plot(steps, history.previous[:, layer, head], color=colour, lw=1.4,
+                         label=f"L{layer} H{head}")
+            axes[1].plot(steps, history.induction[:, layer, head], color=colour, lw=1.4, ls="--")
+    axes[1].set_ylim(0, 1.02)
+    axes[1].set_ylabel("head score")
+    axes[1].legend(loc="center right", ncols=2, fontsize=8,
+                   title="solid: previous-token\ndashed: induction", title_fontsize=8)
+    axes[2].plot(steps, history.icl, color=PALETTE["blue"], lw=1.4)
+    axes[2].axhline(0, color="#777777", lw=0.8)
+    axes[2].set_ylabel("ICL score (nats)")
+    axes[2].set_xlabel("training step")
+    for ax in axes[1:]:
+        if phase_step is not None:
+            ax.axvline(phase_step, color=PALETTE["vermillion"], lw=1.5)
+        ax.set_xlim(axes[0].get_xlim())
+
+
 class LiveLossPlot:
     """A loss figure that redraws itself every ``every`` steps while :func:`train_model` runs.
 
@@ -208,9 +314,10 @@ class Assessment:
 
     ``previous``/``induction``: ``(n_layers, n_heads)`` scores; ``prev_head``/``ind_head``: the
     best-scoring head of each kind that :func:`tformer.interp.classify_heads` accepted (or None);
-    losses are second-half losses (nats): ``clean``, with the previous-token head mean-ablated
-    (``without_previous``), and with every head of the induction head's layer mean-ablated
-    (``without_induction_layer``).
+    losses are second-half losses (nats) on sequences with distinct segment tokens: ``clean``,
+    with the previous-token head mean-ablated (``without_previous``), and with every head of the
+    induction head's layer mean-ablated (``without_induction_layer``); ``patched`` holds the
+    keys-, queries- and values-only patches.
     """
 
     previous: torch.Tensor
@@ -221,6 +328,10 @@ class Assessment:
     without_previous: float
     without_induction_layer: float
     chance: float
+    patched: dict[str, tuple[float, float]] = field(default_factory=dict)
+    """``{"keys" | "queries" | "values": (second-half loss, induction score of ind_head)}`` with
+    the previous-token head mean-ablated in that input of layer 1 only
+    (:func:`tformer.interp.composition_patch`)."""
 
     @property
     def formed(self) -> bool:
@@ -246,13 +357,15 @@ def assess(
     model: GPT, settings: LabSettings = LabSettings(), *, length: int = 16, seed: int = 123,
     batch_size: int = 256,
 ) -> Assessment:
-    """Score, classify and ablate the heads of a trained lab model on fixed-``length`` sequences."""
+    """Score, classify, ablate and patch the heads of a trained lab model on fixed-``length``
+    sequences with distinct segment tokens (every copy target unique)."""
     from tformer import interp
 
     device = next(model.parameters()).device
     tokens = fixed_length_batch(settings.n_vocab, batch_size, length, seed=seed).tokens.to(device)
     reference = repeated_batch(
-        settings.n_vocab, batch_size, settings.min_length, settings.max_length, seed=seed + 1
+        settings.n_vocab, batch_size, settings.min_length, settings.max_length, seed=seed + 1,
+        distinct=settings.distinct,
     ).tokens.to(device)
     previous, induction = interp.head_scores(model, tokens, length)
     kinds = interp.classify_heads(previous, induction)
@@ -268,7 +381,16 @@ def assess(
         layer_heads = [(ind_head[0], head) for head in range(previous.shape[1])]
         with interp.ablate(model, layer_heads, "mean", means=means):
             without_layer = interp.half_losses(model, tokens, length).second
+    patched = {}
+    if prev_head is not None and ind_head is not None and prev_head[0] < ind_head[0]:
+        for path in ("keys", "queries", "values"):
+            run = interp.composition_patch(
+                model, tokens, prev_head, [path], layer=ind_head[0], means=means
+            )
+            loss = interp.half_losses_from_logits(run.logits[:, :-1], tokens, length).second
+            score = interp.induction_score(run.weights[:, ind_head[1]], length).mean()
+            patched[path] = (loss, float(score))
     return Assessment(
         previous.cpu(), induction.cpu(), prev_head, ind_head, clean, without_previous,
-        without_layer, interp.chance_loss(settings.n_vocab),
+        without_layer, interp.chance_loss(settings.n_vocab), patched,
     )

@@ -11,8 +11,12 @@ Everything here works on any :class:`tformer.model.GPT` through the hooks of
   :func:`head_scores` and :func:`classify_heads` apply them to every head.
 * :func:`ablate` — a context manager that replaces some heads' outputs by zero or by their mean
   (zero- and mean-ablation); :func:`mean_head_outputs` computes those means.
-* :func:`ov_circuit`, :func:`copying_score` — a head's OV circuit read from token to logit,
-  ``W_E W_V^h W_O^h W_U``, and how often it maps a token to itself.
+* :func:`composition_patch` — knock heads out in what a later layer reads through its queries,
+  keys or values only (Q-, K- and V-composition, told apart).
+* :func:`ov_circuit` (``W_V^h W_O^h``, ``d × d``), :func:`full_ov_circuit` (``W_E W_V^h W_O^h
+  W_U``, token to logit) and :func:`copying_score` — how often a head maps a token to itself.
+* :func:`token_losses`, :func:`icl_score` — loss at every position, and the in-context-learning
+  score (loss late in the context minus loss early on; Olsson et al., 2022).
 
 Scores are defined on sequences ``[BOS] + r + r`` with ``len(r) = L`` (see
 :mod:`tformer.data.sequences`): positions ``1 … L`` hold the first copy, ``L + 1 … 2L`` the second.
@@ -271,12 +275,11 @@ def half_losses(model: nn.Module, tokens: torch.Tensor, length: int) -> HalfLoss
 
 
 def ov_circuit(model: nn.Module, layer: int, head: int) -> torch.Tensor:
-    """A head's OV circuit read from tokens to logits: ``W_E W_V^h W_O^h W_U``, ``(n_vocab, n_vocab)``.
+    """A head's OV circuit ``W_V^h W_O^h``, ``(d, d)`` (as in chapter 7).
 
-    Row ``i`` is the change in the logits when the head attends fully to a position holding
-    (only) the embedding of token ``i``. ``W_V^h`` is the head's ``d × d_k`` slice of the value
-    projection, ``W_O^h`` its ``d_k × d`` slice of the output projection (rows convention:
-    ``x W``); biases are left out — they do not depend on the token.
+    ``W_V^h`` is the head's ``d × d_k`` slice of the value projection, ``W_O^h`` its ``d_k × d``
+    slice of the output projection (rows convention: ``x W``): a residual-stream vector ``x`` at
+    an attended position makes the head write ``x W_V^h W_O^h``. Biases are left out.
     """
     attn = attention_layers(model)[layer]
     if not 0 <= head < attn.n_heads:
@@ -284,9 +287,20 @@ def ov_circuit(model: nn.Module, layer: int, head: int) -> torch.Tensor:
     cols = slice(head * attn.d_k, (head + 1) * attn.d_k)
     w_v = attn.W_V.weight[cols].T  # (d, d_k): nn.Linear stores (out, in)
     w_o = attn.W_O.weight[:, cols].T  # (d_k, d)
+    return (w_v @ w_o).detach()
+
+
+def full_ov_circuit(model: nn.Module, layer: int, head: int) -> torch.Tensor:
+    """A head's *full* OV circuit, read from tokens to logits: ``W_E W_V^h W_O^h W_U``.
+
+    ``(n_vocab, n_vocab)``: ``W_E`` ``(n_vocab, d)`` is the token embedding, ``W_U`` ``(d,
+    n_vocab)`` the unembedding. Row ``i`` is the change in the logits when the head attends fully
+    to a position holding (only) the embedding of token ``i``. Biases are left out — they do not
+    depend on the token.
+    """
     w_e = model.token_embedding.weight  # (n_vocab, d)
     w_u = model.unembed.weight.T  # (d, n_vocab)
-    return (w_e @ w_v @ w_o @ w_u).detach()
+    return (w_e @ ov_circuit(model, layer, head) @ w_u).detach()
 
 
 def copying_score(circuit: torch.Tensor, tokens: Iterable[int] | None = None) -> float:
@@ -329,3 +343,135 @@ def phase_change_step(
 def chance_loss(n_vocab: int) -> float:
     """``ln(n_vocab − 1)``: the loss of a uniform guess over the content tokens (BOS excluded)."""
     return math.log(n_vocab - 1)
+
+
+Path = Literal["queries", "keys", "values"]
+"""The three inputs of a head through which it can read an earlier head's output."""
+
+
+@torch.no_grad()
+def composition_patch(
+    model: nn.Module,
+    tokens: torch.Tensor,
+    heads: Head | Iterable[Head],
+    into: Iterable[Path],
+    *,
+    layer: int,
+    means: torch.Tensor,
+) -> Capture:
+    """Mean-ablate ``heads`` only in the ``into`` inputs of layer ``layer``'s attention.
+
+    The residual stream entering block ``layer`` is computed twice: clean, and with ``heads``
+    (all in earlier layers) mean-ablated (:func:`ablate`). Layer ``layer``'s queries, keys and
+    values are each computed from the *patched* stream if named in ``into`` and from the clean
+    one otherwise; the residual connection and every other path carry the clean stream. So
+    ``into=["keys"]`` removes exactly what the heads contribute through K-composition,
+    ``["queries"]`` through Q-composition, ``["values"]`` through V-composition, and ``[]``
+    reproduces the clean model. Returns the logits ``(B, T, n_vocab)`` and layer ``layer``'s
+    attention weights ``(B, h, T, T)`` in :class:`Capture` (``head_outputs`` of that layer,
+    ``(B, h, T, d_k)``); works for attention-only and pre-norm blocks.
+    """
+    from tformer.multihead import merge_heads, split_heads
+
+    into = set(into)
+    unknown = into - {"queries", "keys", "values"}
+    if unknown:
+        raise ValueError(f"into may name 'queries', 'keys' and 'values' only, got {sorted(unknown)}")
+    chosen = _normalise_heads(heads)
+    if any(h_layer >= layer for h_layer, _ in chosen):
+        raise ValueError(f"the patched heads {chosen} must sit in layers before layer {layer}")
+    blocks = model.blocks
+    if getattr(blocks[layer], "norm", "none") == "post":
+        raise ValueError("composition_patch supports attention-only and pre-norm blocks only")
+    streams = {}
+    for name, context in (("clean", None), ("patched", chosen)):
+        previous, model.record = model.record, True
+        try:
+            if context is None:
+                model(tokens)
+            else:
+                with ablate(model, context, "mean", means=means):
+                    model(tokens)
+            streams[name] = model.residual_stream[layer]
+        finally:
+            model.record = previous
+    block = blocks[layer]
+    attn = block.attn
+
+    def source(path: str) -> torch.Tensor:
+        return block.ln1(streams["patched" if path in into else "clean"])
+
+    weights = attn(source("queries"), context=source("keys")).weights  # (B, h, T, T)
+    values = split_heads(attn.W_V(source("values")), attn.n_heads)
+    head_outputs = weights @ values
+    x = streams["clean"] + attn.W_O(merge_heads(head_outputs))
+    if block.mlp is not None:
+        x = x + block.mlp(block.ln2(x))
+    for later in blocks[layer + 1 :]:
+        x = later(x)
+    logits = model.unembed(model.final_norm(x))
+    return Capture(logits, weights, head_outputs)
+
+
+@torch.no_grad()
+def token_losses(model: nn.Module, tokens: torch.Tensor) -> torch.Tensor:
+    """Next-token loss at every position, averaged over the batch: ``(T − 1,)``.
+
+    Entry ``t − 1`` is the loss of predicting token ``t`` from tokens ``0 … t − 1`` (the "loss at
+    token ``t``"), for ``tokens`` ``(B, T)``.
+    """
+    logits = model(tokens[:, :-1])
+    per_token = F.cross_entropy(logits.transpose(1, 2), tokens[:, 1:], reduction="none")
+    return per_token.mean(dim=0)
+
+
+def icl_score(losses: torch.Tensor, late: int, early: int) -> float:
+    """In-context-learning score: loss at token ``late`` minus loss at token ``early``.
+
+    ``losses`` from :func:`token_losses` (entry ``t − 1`` is token ``t``). Olsson et al. (2022)
+    use the 500th and the 50th token of 512-token contexts; negative means the model predicts
+    better late in the context, having learned from the context itself.
+    """
+    if not 1 <= early < late <= losses.shape[-1]:
+        raise ValueError(
+            f"need 1 <= early < late <= {losses.shape[-1]} (tokens are counted from 0, and "
+            f"token 0 is never predicted), got early={early}, late={late}"
+        )
+    return float(losses[..., late - 1] - losses[..., early - 1])
+
+
+@dataclass(frozen=True)
+class CopyFloor:
+    """What repeated tokens inside the segment cost a copier that matches by content only.
+
+    ``ambiguous``: fraction of second-half queries whose token occurs in the first copy with more
+    than one distinct successor; ``loss``: the mean second-half loss (nats) of a copier that
+    matches by content alone — it cannot tell the occurrences apart, so it spreads its prediction
+    evenly over the successors of every occurrence of the token in the first copy.
+    """
+
+    ambiguous: float
+    loss: float
+
+
+def copy_floor(tokens: torch.Tensor, length: int) -> CopyFloor:
+    """:class:`CopyFloor` of repeated sequences ``tokens`` ``(B, 1 + 2L)``, by direct count.
+
+    For each second-half prediction (input position ``t = L + 1 … 2L − 1``, target ``tokens[t +
+    1]``) it lists the successors ``tokens[j + 1]`` of every first-copy position ``j = 1 … L``
+    with ``tokens[j] == tokens[t]``; the copier predicts their empirical distribution, so its loss
+    is ``−ln(share of successors equal to the target)`` (``ln k`` for a token that occurs ``k``
+    times in the segment). With distinct segment tokens there is one occurrence and the floor
+    is 0.
+    """
+    rows = torch.as_tensor(tokens).tolist()
+    n_ambiguous = n_queries = 0
+    total = 0.0
+    for row in rows:
+        for t in range(length + 1, 2 * length):
+            successors = [row[j + 1] for j in range(1, length + 1) if row[j] == row[t]]
+            share = successors.count(row[t + 1]) / len(successors)
+            total -= math.log(share)
+            n_ambiguous += len(set(successors)) > 1
+            n_queries += 1
+    return CopyFloor(n_ambiguous / n_queries, total / n_queries)

@@ -1,11 +1,16 @@
 """Repeated random token sequences: the training data of the induction-head lab (chapter 12).
 
-A sequence is ``[BOS] + r + r``: a beginning-of-sequence token followed by ``L`` tokens drawn
-uniformly at random from the *content* tokens ``1 … n_vocab − 1`` and then the same ``L`` tokens
-again. Position ``0`` holds BOS, positions ``1 … L`` the first copy, ``L + 1 … 2L`` the second.
+A sequence is ``[BOS] + r + r``: a beginning-of-sequence token followed by ``L`` *distinct*
+tokens drawn at random from the *content* tokens ``1 … n_vocab − 1`` (without replacement) and
+then the same ``L`` tokens again. Position ``0`` holds BOS, positions ``1 … L`` the first copy,
+``L + 1 … 2L`` the second.
 The first copy is pure noise (the best possible loss on it is ``ln(n_vocab − 1)``), while every
 token of the second copy after its first can be predicted exactly — but only by *copying*:
 find the earlier occurrence of the current token and read off the token that followed it.
+Because the tokens of ``r`` are distinct, that earlier occurrence is unique, so a perfect copier
+reaches a loss of 0. (With ``distinct=False`` tokens may repeat inside ``r``; a query whose token
+occurs twice in ``r`` then has two candidate successors, and even a perfect copier pays for the
+ambiguity — chapter 12 measures it.)
 
 Three generators:
 
@@ -83,14 +88,26 @@ def fixed_length_batch(
     *,
     generator: torch.Generator | None = None,
     seed: int | None = None,
+    distinct: bool = True,
 ) -> SequenceBatch:
     """``batch_size`` sequences ``[BOS] + r + r`` with ``len(r) = length``; tokens ``(batch, 1 + 2L)``.
 
-    The tokens of ``r`` are uniform over ``1 … n_vocab − 1`` (they may repeat within ``r``).
+    With ``distinct=True`` (the default) ``r`` is a uniformly random ordered sample of ``L``
+    different content tokens (needs ``L ≤ n_vocab − 1``); with ``distinct=False`` its tokens are
+    independent and uniform over ``1 … n_vocab − 1`` (they may repeat within ``r``).
     """
     _check(n_vocab, batch_size, length)
     generator = _generator(generator, seed)
-    segment = torch.randint(1, n_vocab, (batch_size, length), generator=generator)
+    if distinct:
+        if length > n_vocab - 1:
+            raise ValueError(
+                f"cannot draw L = {length} distinct tokens from {n_vocab - 1} content tokens; "
+                "pass distinct=False or use a larger vocabulary"
+            )
+        keys = torch.rand(batch_size, n_vocab - 1, generator=generator)
+        segment = keys.argsort(dim=1)[:, :length] + 1
+    else:
+        segment = torch.randint(1, n_vocab, (batch_size, length), generator=generator)
     bos = torch.full((batch_size, 1), BOS, dtype=torch.long)
     return SequenceBatch(torch.cat([bos, segment, segment], dim=1), length, True)
 
@@ -103,6 +120,7 @@ def repeated_batch(
     *,
     generator: torch.Generator | None = None,
     seed: int | None = None,
+    distinct: bool = True,
 ) -> SequenceBatch:
     """Like :func:`fixed_length_batch`, with ``L`` drawn uniformly from ``min_length … max_length``
     (inclusive) **once per batch** — every sequence of the batch shares it, so no padding is needed.
@@ -113,7 +131,7 @@ def repeated_batch(
         )
     generator = _generator(generator, seed)
     length = int(torch.randint(min_length, max_length + 1, (1,), generator=generator))
-    return fixed_length_batch(n_vocab, batch_size, length, generator=generator)
+    return fixed_length_batch(n_vocab, batch_size, length, generator=generator, distinct=distinct)
 
 
 def random_batch(
