@@ -116,3 +116,24 @@ def test_io_model_counts():
     assert 4 * b * 64 + b * b <= 48 * 1024 < 4 * (b + 1) * 64 + (b + 1) ** 2
     with pytest.raises(ValueError, match="cannot hold a tile"):
         query_tile_for_sram(10, 64)
+
+
+def test_windowed_lm_and_copy_task():
+    from tformer.efficient import WindowedAttentionLM, copy_at_distance_batch
+
+    tokens, targets = copy_at_distance_batch(16, 10, 3, 4, torch.Generator().manual_seed(0))
+    assert (targets[:, :3] == -100).all() and torch.equal(targets[:, 3:], tokens[:, :-3])
+    torch.manual_seed(0)
+    full, windowed = WindowedAttentionLM(16, 10, 8), WindowedAttentionLM(16, 10, 8, window=4)
+    windowed.load_state_dict(full.state_dict())
+    assert full(tokens).shape == (4, 10, 16)
+    # a window as long as the sequence is full causal attention
+    wide = WindowedAttentionLM(16, 10, 8, window=10)
+    wide.load_state_dict(full.state_dict())
+    torch.testing.assert_close(wide(tokens), full(tokens), atol=1e-6, rtol=1e-5)
+    # the windowed model's output at position 9 ignores the token at position 0
+    changed = tokens.clone()
+    changed[:, 0] = (changed[:, 0] + 1) % 16
+    assert torch.equal(windowed(tokens)[:, 9], windowed(changed)[:, 9])
+    with pytest.raises(ValueError, match="distance"):
+        copy_at_distance_batch(16, 10, 10, 4, torch.Generator())

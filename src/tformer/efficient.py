@@ -285,3 +285,52 @@ def online_softmax_states(
             "output": accumulator / normaliser,
         })
     return states
+
+
+class WindowedAttentionLM(torch.nn.Module):
+    """One causal attention layer over token + learned position embeddings, read out to logits:
+    the smallest model that can learn to fetch a token from a fixed distance back (chapter 11).
+
+    ``window=None`` is full causal attention (:func:`scaled_dot_product_attention` with the
+    causal mask); an integer ``w`` uses :func:`banded_attention`, ``O(T·w)``.
+    ``forward(tokens (B, T)) → logits (B, T, n_vocab)``.
+    """
+
+    def __init__(self, n_vocab: int, n_ctx: int, d: int, window: int | None = None) -> None:
+        super().__init__()
+        self.window, self.n_ctx = window, n_ctx
+        self.embed = torch.nn.Embedding(n_vocab, d)
+        self.positions = torch.nn.Parameter(0.5 * torch.randn(n_ctx, d))
+        self.W_Q = torch.nn.Linear(d, d, bias=False)
+        self.W_K = torch.nn.Linear(d, d, bias=False)
+        self.W_V = torch.nn.Linear(d, d, bias=False)
+        self.unembed = torch.nn.Linear(d, n_vocab)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        n = tokens.shape[-1]
+        if n > self.n_ctx:
+            raise ValueError(f"at most n_ctx = {self.n_ctx} positions, got {n}")
+        x = self.embed(tokens) + self.positions[:n]
+        queries, keys, values = self.W_Q(x), self.W_K(x), self.W_V(x)
+        if self.window is None:
+            from tformer.masks import causal_mask
+
+            mixed = scaled_dot_product_attention(queries, keys, values,
+                                                 causal_mask(n, device=x.device)).outputs
+        else:
+            mixed = banded_attention(queries, keys, values, self.window)
+        return self.unembed(mixed)
+
+
+def copy_at_distance_batch(
+    n_vocab: int, n_positions: int, distance: int, batch_size: int, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Random tokens ``(B, T)`` and targets ``(B, T)``: position ``t`` must output the token at
+    ``t − distance``; the first ``distance`` positions have nothing to copy (target ``-100``,
+    ignored by the loss)."""
+    if not 0 < distance < n_positions:
+        raise ValueError(f"need 0 < distance < n_positions, got {distance} and {n_positions}")
+    tokens = torch.randint(0, n_vocab, (batch_size, n_positions), generator=generator)
+    targets = torch.full_like(tokens, -100)
+    targets[:, distance:] = tokens[:, :-distance]
+    return tokens, targets
