@@ -2,7 +2,13 @@
 
 * :class:`LayerNorm` — normalises each token's vector on its own (never across the batch or
   the sequence), then scales by ``γ`` and shifts by ``β``.
+* :class:`RMSNorm` — the modern variant: divide by the root mean square, no mean subtracted, no ``β``
+  (Zhang & Sennrich, 2019).
 * :class:`MLP` — the position-wise network ``d → d_ff → d`` (``d_ff = 4d`` by default).
+* :class:`SwiGLU` — the gated MLP of LLaMA-style models, ``(SiLU(x W_gate) ⊙ x W_up) W_down``
+  (Shazeer, 2020).
+* :func:`scale_residual_projections` — GPT-2's initialisation of the projections that write into
+  the residual stream, scaled by ``1/√(2L)``.
 * :class:`TransformerBlock` — attention and MLP branches, each wrapped in a residual connection:
 
   pre-norm (GPT-2, the default)::        post-norm (the 2017 paper)::
@@ -17,6 +23,7 @@ Every module maps ``(B, T, d)`` to ``(B, T, d)``, so layers stack.
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 import torch
@@ -52,6 +59,25 @@ class LayerNorm(nn.Module):
         return self.weight * (x - mean) / torch.sqrt(variance + self.eps) + self.bias
 
 
+class RMSNorm(nn.Module):
+    """``γ ⊙ x / sqrt(mean(x²) + ε)`` over the last axis of ``x`` ``(..., d)``.
+
+    No mean is subtracted and there is no shift ``β``: ``d`` parameters instead of LayerNorm's
+    ``2d``. Parameter ``weight`` (``γ``, ones), named as in ``torch.nn.RMSNorm``.
+    """
+
+    def __init__(self, d: int, eps: float = 1e-6) -> None:
+        super().__init__()
+        self.d, self.eps = d, eps
+        self.weight = nn.Parameter(torch.ones(d))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.shape[-1] != self.d:
+            raise ValueError(f"RMSNorm expects last dimension d = {self.d}, got {tuple(x.shape)}")
+        mean_square = (x * x).mean(dim=-1, keepdim=True)
+        return self.weight * x / torch.sqrt(mean_square + self.eps)
+
+
 ACTIVATIONS = {
     "gelu": F.gelu,
     "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
@@ -78,6 +104,24 @@ class MLP(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.fc_out(ACTIVATIONS[self.activation](self.fc_in(x)))
+
+
+class SwiGLU(nn.Module):
+    """Gated MLP ``fc_out(SiLU(gate(x)) ⊙ up(x))``: ``(..., d) → (..., d_ff) → (..., d)``.
+
+    Three ``d × d_ff`` matrices and no biases (as in LLaMA): ``3·d·d_ff`` parameters, so
+    ``d_ff = 8d/3`` matches the ``8d²`` of a ``4d`` ReLU/GELU MLP. ``SiLU(z) = z·σ(z)``.
+    """
+
+    def __init__(self, d: int, d_ff: int | None = None, bias: bool = False) -> None:
+        super().__init__()
+        self.d_ff = (8 * d) // 3 if d_ff is None else d_ff
+        self.gate = nn.Linear(d, self.d_ff, bias=bias)
+        self.up = nn.Linear(d, self.d_ff, bias=bias)
+        self.fc_out = nn.Linear(self.d_ff, d, bias=bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc_out(F.silu(self.gate(x)) * self.up(x))
 
 
 def _norm_or_identity(norm: Norm, d: int, eps: float) -> nn.Module:
@@ -189,3 +233,25 @@ class DecoderBlock(nn.Module):
             x = x + self.mlp(self.ln3(x))
         self.last_cross_weights = cross.weights.detach()
         return x
+
+
+def scale_residual_projections(blocks, n_layers: int | None = None) -> float:
+    """GPT-2's initialisation: divide the weights that write into the residual stream by ``√(2L)``.
+
+    ``blocks``: an iterable of :class:`TransformerBlock`. Each block has two residual branches
+    (attention and MLP), so ``L`` layers add ``2L`` branch outputs to the stream; scaling the last
+    matrix of each branch (``attn.W_O`` and ``mlp.fc_out``) by ``1/√(2L)`` keeps the variance of
+    the stream at initialisation from growing with depth (Radford et al., 2019, §2.3). Returns the
+    factor used. ``n_layers`` defaults to the number of blocks.
+    """
+    blocks = list(blocks)
+    n_layers = len(blocks) if n_layers is None else n_layers
+    if n_layers < 1:
+        raise ValueError(f"n_layers must be at least 1, got {n_layers}")
+    factor = 1.0 / math.sqrt(2 * n_layers)
+    with torch.no_grad():
+        for block in blocks:
+            for linear in (block.attn.W_O, getattr(block.mlp, "fc_out", None)):
+                if linear is not None:
+                    linear.weight.mul_(factor)
+    return factor

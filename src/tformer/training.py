@@ -153,3 +153,21 @@ def masked_lm_inputs(
     inputs[to_random] = random_ids[to_random]
     targets = torch.where(chosen, tokens, torch.full_like(tokens, -100))
     return inputs, targets, chosen
+
+
+def layer_gradient_norms(blocks) -> list[float]:
+    """The norm of the gradient of each block's weight matrices, after a ``backward()``.
+
+    ``blocks``: an iterable of modules (e.g. a GPT's ``blocks``). For every block, the square root
+    of the sum of squared gradient entries over its 2-D parameters (LayerNorm's ``γ``, ``β`` and the
+    biases are left out). A block whose matrices have no gradient counts as 0.
+    """
+    norms = []
+    for block in blocks:
+        squares = [
+            float((p.grad.double() ** 2).sum())
+            for p in block.parameters()
+            if p.ndim == 2 and p.grad is not None
+        ]
+        norms.append(math.sqrt(sum(squares)))
+    return norms
