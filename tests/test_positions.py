@@ -152,12 +152,13 @@ def test_rope_conventions_differ_and_agree_after_the_permutation():
 def test_alibi_slopes_are_the_papers_geometric_sequences():
     from tformer.positions import alibi_slopes
 
-    torch.testing.assert_close(alibi_slopes(8).double(), torch.tensor([2.0**-k for k in range(1, 9)]).double())
-    torch.testing.assert_close(alibi_slopes(4).double(), torch.tensor([2.0**-2, 2.0**-4, 2.0**-6, 2.0**-8]).double())
+    def powers(*exponents):
+        return torch.tensor([2.0**-e for e in exponents], dtype=torch.float64)
+
+    torch.testing.assert_close(alibi_slopes(8).double(), powers(*range(1, 9)))
+    torch.testing.assert_close(alibi_slopes(4).double(), powers(2, 4, 6, 8))
     # 6 heads: the 4-head slopes, then every other slope of 8 heads (2^-1, 2^-3)
-    torch.testing.assert_close(
-        alibi_slopes(6).double(), torch.tensor([2.0**-2, 2.0**-4, 2.0**-6, 2.0**-8, 2.0**-1, 2.0**-3]).double()
-    )
+    torch.testing.assert_close(alibi_slopes(6).double(), powers(2, 4, 6, 8, 1, 3))
 
 
 def test_alibi_bias_is_minus_slope_times_distance():
