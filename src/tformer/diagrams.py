@@ -74,3 +74,44 @@ def multihead_split_merge(batch: int = 2, n_positions: int = 16, d: int = 256, n
             fontsize=9, color="#111111")
     fig.tight_layout()
     return fig
+
+
+def where_positions_enter(n_positions: int = 6, d: int = 8, n_heads: int = 2) -> Figure:
+    """Three ways position reaches attention, drawn side by side with their real shapes:
+    a ``(T, d)`` table added to the embeddings once (sinusoidal, learned); a rotation of every
+    head's ``(T, d_k)`` queries and keys inside every layer (RoPE); a ``(h, T, T)`` bias added to
+    every head's scores inside every layer (T5, ALiBi)."""
+    from tformer.positions import alibi_bias, apply_rope, sinusoidal_positions
+
+    d_k = d // n_heads
+    table = sinusoidal_positions(n_positions, d)
+    rotated = apply_rope(torch.ones(n_heads, n_positions, d_k))
+    bias = alibi_bias(n_heads, n_positions)
+    panels = [
+        ("added to the embeddings, once", f"X + P,  P: {tuple(table.shape)}",
+         "sinusoidal, learned", ["tokens", "+ P", "layer 1", "layer 2"], 1),
+        ("rotates q and k of every head, in every layer",
+         f"RoPE(Q_i), RoPE(K_i): {tuple(rotated.shape[1:])} per head", "RoPE",
+         ["tokens", "layer 1: rotate q, k", "layer 2: rotate q, k", "…"], 1),
+        ("added to every head's scores, in every layer",
+         f"S + bias,  bias: {tuple(bias.shape)}", "T5 relative biases, ALiBi",
+         ["tokens", "layer 1: S + bias", "layer 2: S + bias", "…"], 1),
+    ]
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.8))
+    for ax, (title, shape, examples, boxes, _), colour in zip(axes, panels, CYCLE):
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.axis("off")
+        ax.set_title(title, fontsize=10.5, color="#111111")
+        for k, label in enumerate(boxes):
+            y = 0.08 + k * 0.19
+            marked = ("P" in label and k == 1) or "rotate" in label or "bias" in label
+            ax.add_patch(FancyBboxPatch((0.15, y), 0.7, 0.13, boxstyle="round,pad=0.01",
+                                        facecolor=colour if marked else "#f2f2f2",
+                                        edgecolor="#444444", alpha=0.9 if marked else 1))
+            ax.text(0.5, y + 0.065, label, ha="center", va="center", fontsize=9,
+                    color="white" if marked else "#111111")
+        ax.text(0.5, 0.9, shape, ha="center", fontsize=8.5, color="#111111")
+        ax.text(0.5, 0.84, examples, ha="center", fontsize=8.5, style="italic", color="#333333")
+    fig.tight_layout()
+    return fig
