@@ -125,3 +125,51 @@ def test_input_validation():
         module(torch.randn(1, 4, 6))
     with pytest.raises(ValueError, match="not divisible by n_heads"):
         MultiHeadAttention(10, 3)
+
+
+# --- grouped-query and multi-query attention (chapter 7) ---------------------------------
+
+
+@pytest.mark.parametrize("n_kv_heads", [1, 2, 4])
+def test_grouped_query_attention_matches_sdpa_with_repeated_heads(n_kv_heads):
+    from torch.nn import functional as F
+
+    from tformer.multihead import MultiHeadAttention, multihead_param_count
+
+    torch.manual_seed(0)
+    d, n_heads, B, T = 32, 8, 2, 7
+    layer = MultiHeadAttention(d, n_heads, n_kv_heads=n_kv_heads, causal=True)
+    x = torch.randn(B, T, d)
+    d_k = d // n_heads
+    q = layer.W_Q(x).view(B, T, n_heads, d_k).transpose(1, 2)
+    k = layer.W_K(x).view(B, T, n_kv_heads, d_k).transpose(1, 2)
+    v = layer.W_V(x).view(B, T, n_kv_heads, d_k).transpose(1, 2)
+    group = n_heads // n_kv_heads  # an independent expansion: index arithmetic, not repeat_kv
+    index = torch.arange(n_heads) // group
+    expected = F.scaled_dot_product_attention(q, k[:, index], v[:, index], is_causal=True)
+    expected = layer.W_O(expected.transpose(1, 2).reshape(B, T, d))
+    torch.testing.assert_close(layer(x).outputs, expected)
+    counted = sum(p.numel() for p in layer.parameters())
+    assert counted == multihead_param_count(d, n_heads=n_heads, n_kv_heads=n_kv_heads)
+    assert counted == 2 * d * d + 2 * d * n_kv_heads * d_k + 2 * d + 2 * n_kv_heads * d_k
+
+
+def test_grouped_query_cache_stores_kv_heads_only_and_matches_the_full_pass():
+    from tformer.multihead import KVCache, MultiHeadAttention
+
+    torch.manual_seed(1)
+    layer = MultiHeadAttention(16, 4, n_kv_heads=2, causal=True)
+    x = torch.randn(1, 5, 16)
+    cache = KVCache()
+    with torch.no_grad():
+        steps = [layer(x[:, t : t + 1], cache=cache).outputs for t in range(5)]
+        full = layer(x).outputs
+    torch.testing.assert_close(torch.cat(steps, 1), full)
+    assert cache.keys.shape == (1, 2, 5, 4)
+
+
+def test_grouped_query_rejects_a_non_dividing_number_of_kv_heads():
+    from tformer.multihead import MultiHeadAttention
+
+    with pytest.raises(ValueError, match="multiple of n_kv_heads"):
+        MultiHeadAttention(16, 4, n_kv_heads=3)

@@ -101,3 +101,91 @@ def test_permutation_equivariance_breaks_with_positions():
     with_positions = layer(x + positions).outputs[permutation]
     permuted = layer(x[permutation] + positions).outputs
     assert not torch.allclose(with_positions, permuted, atol=1e-3)
+
+
+# --- RoPE conventions, ALiBi, T5 relative biases (chapter 6) -------------------------------
+
+
+def _rope_by_matrices(x, positions_, pairs, base=10000.0):
+    """Reference: build each position's (d, d) rotation matrix from 2x2 blocks on index pairs."""
+    d = x.shape[-1]
+    out = []
+    for row, p in zip(x, positions_):
+        R = torch.eye(d, dtype=torch.float64)
+        for i, (a, b) in enumerate(pairs):
+            angle = float(p) * base ** (-2 * i / d)
+            c, s = math.cos(angle), math.sin(angle)
+            R[a, a], R[a, b], R[b, a], R[b, b] = c, -s, s, c
+        out.append(R @ row)
+    return torch.stack(out)
+
+
+@pytest.mark.parametrize("convention", ["interleaved", "halves"])
+def test_apply_rope_conventions_match_rotation_matrices(convention):
+    from tformer.positions import apply_rope
+
+    d = 8
+    pairs = [(2 * i, 2 * i + 1) for i in range(d // 2)] if convention == "interleaved" else [
+        (i, i + d // 2) for i in range(d // 2)
+    ]
+    x = torch.randn(5, d, dtype=torch.float64)
+    pos = torch.tensor([0, 1, 3, 10, 200])
+    torch.testing.assert_close(
+        apply_rope(x, pos, convention=convention), _rope_by_matrices(x, pos, pairs)
+    )
+
+
+def test_rope_conventions_differ_and_agree_after_the_permutation():
+    from tformer.positions import apply_rope, interleaved_to_halves
+
+    torch.manual_seed(0)
+    q, k = torch.randn(2, 6, 16, dtype=torch.float64)
+    perm = interleaved_to_halves(16)
+
+    def scores(q, k, convention):
+        return apply_rope(q, convention=convention) @ apply_rope(k, convention=convention).T
+
+    assert not torch.allclose(scores(q, k, "interleaved"), scores(q, k, "halves"))
+    torch.testing.assert_close(scores(q, k, "interleaved"), scores(q[:, perm], k[:, perm], "halves"))
+
+
+def test_alibi_slopes_are_the_papers_geometric_sequences():
+    from tformer.positions import alibi_slopes
+
+    def powers(*exponents):
+        return torch.tensor([2.0**-e for e in exponents], dtype=torch.float64)
+
+    torch.testing.assert_close(alibi_slopes(8).double(), powers(*range(1, 9)))
+    torch.testing.assert_close(alibi_slopes(4).double(), powers(2, 4, 6, 8))
+    # 6 heads: the 4-head slopes, then every other slope of 8 heads (2^-1, 2^-3)
+    torch.testing.assert_close(alibi_slopes(6).double(), powers(2, 4, 6, 8, 1, 3))
+
+
+def test_alibi_bias_is_minus_slope_times_distance():
+    from tformer.positions import alibi_bias
+
+    bias = alibi_bias(2, 3)
+    assert bias.shape == (2, 3, 3)
+    torch.testing.assert_close(bias[0, 2], torch.tensor([-2 * 2.0**-4, -(2.0**-4), 0.0]))
+    torch.testing.assert_close(alibi_bias(2, 1, 3)[:, 0], bias[:, 2])  # cache: last query
+
+
+def test_t5_buckets_by_hand():
+    from tformer.positions import t5_relative_position_bucket
+
+    relative = torch.tensor([0, -1, 1, -7, -8, -20, -128, -1000, 20])
+    # exact up to 7; then 8 + floor(log(r/8)/log(16)·8), at most 15; keys after the query +16
+    expected = [0, 1, 17, 7, 8, 8 + int(math.log(20 / 8) / math.log(16) * 8), 15, 15,
+                16 + 8 + int(math.log(20 / 8) / math.log(16) * 8)]
+    assert t5_relative_position_bucket(relative).tolist() == expected
+    causal = t5_relative_position_bucket(torch.tensor([3, 0, -5]), bidirectional=False)
+    assert causal.tolist() == [0, 0, 5]
+
+
+def test_relative_position_bias_reads_the_table_per_head():
+    from tformer.positions import relative_position_bias, t5_relative_position_bucket
+
+    table = torch.randn(32, 3)
+    bias = relative_position_bias(table, 4, 5)
+    assert bias.shape == (3, 4, 5)
+    assert bias[1, 2, 0] == table[int(t5_relative_position_bucket(torch.tensor(-2))), 1]

@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from tformer.checks.core import (
+    Mistake,
     NotAttempted,
     Wrong,
     call_reader,
@@ -179,3 +180,136 @@ def ex6(answer) -> None:
     if is_number and int(answer) == expected - 1:
         raise Wrong("off by one: the pairs are numbered from i = 0, so count 0 … i_max")
     expect_number(answer, expected, name="the number of pairs")
+
+
+def _rope_reference(x: torch.Tensor, positions: torch.Tensor, convention: str) -> torch.Tensor:
+    """Rotate each row of ``x (T, d)`` by an explicit ``(d, d)`` rotation matrix built from 2×2
+    blocks on the convention's index pairs (an independent construction)."""
+    d = x.shape[-1]
+    pairs = (
+        [(2 * i, 2 * i + 1) for i in range(d // 2)]
+        if convention == "interleaved"
+        else [(i, i + d // 2) for i in range(d // 2)]
+    )
+    rows = []
+    for row, p in zip(x, positions):
+        matrix = torch.eye(d, dtype=torch.float64)
+        for i, (a, b) in enumerate(pairs):
+            angle = float(p) * 10000.0 ** (-2 * i / d)
+            matrix[a, a], matrix[a, b] = math.cos(angle), -math.sin(angle)
+            matrix[b, a], matrix[b, b] = math.sin(angle), math.cos(angle)
+        rows.append(matrix @ row)
+    return torch.stack(rows)
+
+
+@exercise("06.7", "apply_rope in d dimensions, both pairing conventions")
+def ex7(apply_rope) -> None:
+    """``apply_rope(x (T, d), positions (T,), convention) -> (T, d)``, ``convention`` in
+    ``"interleaved"`` (pairs (2i, 2i+1)) and ``"halves"`` (pairs (i, i + d/2)); base 10000."""
+    generator = torch.Generator().manual_seed(67)
+    for convention in ("interleaved", "halves"):
+        for d, n_positions in ((4, 3), (16, 6)):
+            x = torch.randn(n_positions, d, generator=generator, dtype=torch.float64)
+            pos = torch.tensor([0, 1, 5, 9, 30, 200][:n_positions])
+            expected = _rope_reference(x, pos, convention)
+            result = call_reader(apply_rope, x.clone(), pos.clone(), convention, name="apply_rope")
+            value = to_array(result, "apply_rope(...)")
+            if value.shape != tuple(x.shape):
+                raise Wrong(f"apply_rope should return shape {tuple(x.shape)}, got {value.shape}")
+            if np.allclose(value, expected.numpy(), atol=1e-8):
+                continue
+            other = "halves" if convention == "interleaved" else "interleaved"
+            setting = f"({convention}, d = {d})"
+            if np.allclose(value, _rope_reference(x, pos, other).numpy(), atol=1e-8):
+                raise Wrong(f"{setting}: that is the {other} pairing convention; "
+                            f"'{convention}' pairs " + ("(2i, 2i+1)" if convention == "interleaved"
+                                                        else "(i, i + d/2)"))
+            if np.allclose(value, _rope_reference(x, -pos, convention).numpy(), atol=1e-8):
+                raise Wrong(f"{setting}: the rotation goes the wrong direction (angle −pθ_i)")
+            if np.allclose(value, _rope_reference(x, pos + 1, convention).numpy(), atol=1e-8):
+                raise Wrong(f"{setting}: position off by one — positions count from 0, rotate row "
+                            "t by its own position")
+            if np.allclose(value, x.numpy(), atol=1e-8):
+                raise Wrong(f"{setting}: nothing was rotated")
+            raise Wrong(f"{setting}: differs from the rotation matrices; check the exponent of "
+                        "θ_i = 10000^(−2i/d) (i counts pairs from 0)")
+
+
+def _rope_variant(kind: str):
+    def rope(x, positions, convention):
+        d = x.shape[-1]
+        i = torch.arange(d // 2, dtype=torch.float64)
+        exponent = {"exponent": 2 * (i + 1) / d}.get(kind, 2 * i / d)
+        pos = positions.to(torch.float64) + (1 if kind == "offset" else 0)
+        angles = pos[:, None] * 10000.0 ** (-exponent)
+        if kind == "mixed":
+            convention = "interleaved"
+        if convention == "interleaved":
+            a, b = x[:, 0::2], x[:, 1::2]
+        else:
+            a, b = x[:, : d // 2], x[:, d // 2 :]
+        ra, rb = a * angles.cos() - b * angles.sin(), a * angles.sin() + b * angles.cos()
+        out = torch.empty_like(x)
+        if convention == "interleaved":
+            out[:, 0::2], out[:, 1::2] = ra, rb
+        else:
+            out[:, : d // 2], out[:, d // 2 :] = ra, rb
+        return out
+
+    return rope
+
+
+def _encoding(*values):
+    return np.array(values)
+
+
+_FREQUENCIES_128 = _frequencies(128)
+_TURNS = sum(1 for theta in _FREQUENCIES_128 if 4096 * theta >= 2 * math.pi)
+
+MISTAKES: dict[str, list[Mistake]] = {
+    "06.1": [
+        Mistake("sine and cosine swapped", lambda: _encoding(math.cos(2), math.sin(2), math.cos(0.02),
+                                                            math.sin(0.02)), hint="swapped"),
+        Mistake("frequency exponent i/d", lambda: _encoding(
+            math.sin(2), math.cos(2), math.sin(2 * 10000**-0.25), math.cos(2 * 10000**-0.25)),
+            hint="10000^(−2·1/4)"),
+    ],
+    "06.2": [
+        Mistake("transposed block", lambda: lambda k, d: _shift_matrix_variant(k, d, transpose=True),
+                hint="transpose"),
+        Mistake("shift by −k", lambda: lambda k, d: _shift_matrix_variant(k, d, inverse=True),
+                hint="transpose"),
+    ],
+    "06.3": [
+        Mistake("positions ignored", lambda: lambda q, k, n, m, theta: float(q @ k),
+                hint="ignores the positions"),
+        Mistake("rotation the wrong way", lambda: lambda q, k, n, m, theta: float(
+            k @ _rotation((m - n) * theta) @ q), hint="wrong way"),
+    ],
+    "06.4": [
+        Mistake("RoPE given parameters", lambda: (1024 * 1024, 2048 * 1024, 128), hint="learns nothing"),
+        Mistake("one number instead of three", lambda: 1024 * 1024, hint="tuple of three"),
+    ],
+    "06.5": [
+        Mistake("compared without permuting", lambda: (0.5, 0.4), hint="equivariance"),
+        Mistake("positions moved with the tokens", lambda: (0.0, 0.0), hint="still ~0"),
+    ],
+    "06.6": [
+        Mistake("counted the other pairs", lambda: 64 - _TURNS, hint="do *not* complete"),
+        Mistake("off by one", lambda: _TURNS - 1, hint="off by one"),
+    ],
+    "06.7": [
+        Mistake("pairs vs halves mixed", lambda: _rope_variant("mixed"), hint="pairing convention"),
+        Mistake("exponent 2(i+1)/d", lambda: _rope_variant("exponent"), hint="exponent"),
+        Mistake("position offset by one", lambda: _rope_variant("offset"), hint="off by one"),
+    ],
+}
+
+
+def _shift_matrix_variant(k: int, d: int, *, transpose: bool = False, inverse: bool = False):
+    matrix = torch.zeros(d, d, dtype=torch.float64)
+    for i, omega in enumerate(_frequencies(d)):
+        angle = -k * omega if inverse else k * omega
+        block = torch.tensor([[math.cos(angle), -math.sin(angle)], [math.sin(angle), math.cos(angle)]])
+        matrix[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = block.T if transpose else block
+    return matrix

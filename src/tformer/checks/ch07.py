@@ -11,6 +11,7 @@ from collections.abc import Mapping
 import torch
 
 from tformer.checks.core import (
+    Mistake,
     Wrong,
     as_number,
     as_shape,
@@ -20,7 +21,7 @@ from tformer.checks.core import (
     expect_tensor,
 )
 
-# Source 001's multi-head memory exercise (m = 8, T = 128, d = 256, H = 8) is worked in the
+# Source 001's multi-head memory exercise (B = 8, T = 128, d = 256, h = 8) is worked in the
 # chapter; the exercises ask the same questions at GPT-2 small's scale.
 M, T, D, H = 8, 1024, 768, 12
 D_K = D // H
@@ -35,7 +36,7 @@ EXPECTED_SHAPES: dict[str, tuple[int, ...]] = {
 }
 
 
-@exercise("07.1", "Shapes of multi-head attention (m = 8, T = 1024, d = 768, H = 12)")
+@exercise("07.1", "Shapes of multi-head attention (B = 8, T = 1024, d = 768, h = 12)")
 def ex1(answer) -> None:
     """``answer``: dict with keys d_k, Q, K, V, scores, concat (shapes after splitting heads)."""
     if not isinstance(answer, Mapping):
@@ -69,7 +70,7 @@ def ex2(answer) -> None:
         if answer == expected / 2**20:
             raise Wrong(f"{answer} is the size in MiB; give it in bytes")
         if answer == expected // H:
-            raise Wrong("that is one head's worth; every one of the H heads has its own table")
+            raise Wrong("that is one head's worth; every one of the h heads has its own table")
     expect_number(answer, expected, name="the memory in bytes")
 
 
@@ -103,19 +104,56 @@ def ex4(answer) -> None:
     expect_number(answer, expected, name="the multiply-add count")
 
 
-@exercise("07.5", "Rank of a head's QK circuit")
+# A LLaMA-2-70B-sized stack: 80 layers, d = 8192, h = 64 query heads, 8 key/value heads (GQA).
+KV_LAYERS, KV_D, KV_HEADS, KV_GROUPS, KV_T, KV_BYTES = 80, 8192, 64, 8, 4096, 2
+
+
+@exercise("07.5", "The KV cache of grouped-query attention")
 def ex5(answer) -> None:
-    """``answer``: the (generic) rank of W_Q⁽ⁱ⁾ W_K⁽ⁱ⁾ᵀ for d = 64, h = 4."""
-    generator = torch.Generator().manual_seed(7)
-    d, n_heads = 64, 4
+    """``answer``: bytes of the 16-bit KV cache of one 4,096-token sequence (all 80 layers)."""
+    d_k = KV_D // KV_HEADS
+    expected = 2 * KV_LAYERS * KV_GROUPS * d_k * KV_T * KV_BYTES
+    value = as_number(answer, name="the cache size in bytes")  # a tensor would make == ambiguous
+    if value == expected * KV_HEADS // KV_GROUPS:
+        raise Wrong("that is a cache with all 64 heads; with GQA only the 8 key/value heads are stored")
+    if value == expected // 2:
+        raise Wrong("the cache stores keys and values: count both")
+    if value == expected * 2:
+        raise Wrong("that is in float32 (4 bytes); the cache here is 16-bit (2 bytes)")
+    if value == expected // KV_LAYERS:
+        raise Wrong("that is one layer; every one of the 80 layers has its own cache")
+    expect_number(answer, expected, name="the cache size in bytes")
+
+
+_VARIANT_HINTS = {
+    "unscaled": "the scores were not divided by √d_k (unscaled)",
+    "scaled by d": "the scores were divided by √d, not by √d_k of one head",
+    "masked after softmax": "the mask was applied after the softmax; mask the scores with -inf "
+    "before it",
+    "no biases": "the biases b_Q, b_K, b_V, b_O were left out",
+}
+
+
+def _variant(x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, n_heads, mask, kind):
+    """A typical wrong multi-head attention, written out from its definition (float64)."""
+    batch, n_positions, d = x.shape
     d_k = d // n_heads
-    w_q = torch.randn(d, d_k, generator=generator, dtype=torch.float64)
-    w_k = torch.randn(d, d_k, generator=generator, dtype=torch.float64)
-    expected = int(torch.linalg.matrix_rank(w_q @ w_k.T))
-    value = as_number(answer, name="the rank")  # a tensor would make == ambiguous
-    if value == d:
-        raise Wrong("W_QK is d × d, but it passes through a narrower space; which one?")
-    expect_number(answer, expected, name="the rank")
+    if kind == "no biases":
+        b_q, b_k, b_v, b_o = (torch.zeros_like(b) for b in (b_q, b_k, b_v, b_o))
+
+    def split(t):
+        return t.view(batch, n_positions, n_heads, d_k).transpose(1, 2)
+
+    q, k, v = split(x @ w_q + b_q), split(x @ w_k + b_k), split(x @ w_v + b_v)
+    scale = {"unscaled": 1.0, "scaled by d": d**0.5}.get(kind, d_k**0.5)
+    scores = q @ k.transpose(-2, -1) / scale
+    if mask is not None and kind != "masked after softmax":
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = scores.softmax(-1)
+    if mask is not None and kind == "masked after softmax":
+        weights = weights.masked_fill(~mask, 0.0)
+    heads = weights @ v
+    return heads.transpose(1, 2).reshape(batch, n_positions, d) @ w_o + b_o
 
 
 def _reference_attention(n_heads: int, d: int, seed: int) -> torch.nn.MultiheadAttention:
@@ -171,6 +209,11 @@ def ex6(answer) -> None:
             and not torch.isnan(value).any()
             and not torch.allclose(value, expected, atol=1e-6, rtol=1e-5)
         ):
+            weights = (w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o)
+            for kind, hint in _VARIANT_HINTS.items():
+                variant = _variant(x, *weights, n_heads, may_attend, kind)
+                if torch.allclose(value, variant, atol=1e-6, rtol=1e-5):
+                    raise Wrong(f"{setting}: {hint}")
             worst = float((value - expected).abs().max())
             raise Wrong(
                 f"{setting}: your output differs from torch.nn.MultiheadAttention by up to "
@@ -180,3 +223,53 @@ def ex6(answer) -> None:
             result, expected, name=f"your output {setting}", axes=("batch", "queries", "features"),
             atol=1e-6, rtol=1e-5,
         )
+
+
+def _wrong_mha(kind: str):
+    def wrong(x, W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, b_O, n_heads, mask=None):
+        return _variant(x, W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, b_O, n_heads, mask, kind)
+
+    return wrong
+
+
+def _shapes(**changes):
+    answer = dict(EXPECTED_SHAPES, d_k=D_K)
+    answer.update(changes)
+    return answer
+
+
+MISTAKES: dict[str, list[Mistake]] = {
+    "07.1": [
+        Mistake("Q before the split", lambda: _shapes(Q=(M, T, D)), hint="before the heads are split"),
+        Mistake("view without transpose", lambda: _shapes(K=(M, T, H, D_K)), hint="before transpose"),
+        Mistake("scores without a heads axis", lambda: _shapes(scores=(M, T, T)), hint="heads axis"),
+    ],
+    "07.2": [
+        Mistake("elements, not bytes", lambda: M * H * T * T, hint="number of score elements"),
+        Mistake("MiB, not bytes", lambda: 4 * M * H * T * T / 2**20, hint="MiB"),
+        Mistake("one head only", lambda: 4 * M * T * T, hint="one head's worth"),
+    ],
+    "07.3": [
+        Mistake("W_O forgotten", lambda: 3 * 512**2 + 3 * 512, hint="output projection"),
+        Mistake("biases forgotten", lambda: 4 * 512**2, hint="bias"),
+    ],
+    "07.4": [
+        Mistake("projections only", lambda: 4 * T * D * D, hint="projections only"),
+        Mistake("attention only", lambda: 2 * T * T * D, hint="attention part only"),
+        Mistake("FLOPs, not multiply-adds", lambda: 2 * (4 * T * D * D + 2 * T * T * D), hint="FLOPs"),
+    ],
+    "07.5": [
+        Mistake("all 64 heads cached", lambda: 2 * 80 * 64 * 128 * 4096 * 2, hint="8 key/value heads"),
+        Mistake("keys only", lambda: 80 * 8 * 128 * 4096 * 2, hint="keys and values"),
+        Mistake("float32", lambda: 2 * 80 * 8 * 128 * 4096 * 4, hint="float32"),
+        Mistake("one layer", lambda: 2 * 8 * 128 * 4096 * 2, hint="one layer"),
+    ],
+    "07.6": [
+        Mistake("unscaled scores", lambda: _wrong_mha("unscaled"), hint="unscaled"),
+        Mistake("scaled by √d", lambda: _wrong_mha("scaled by d"), hint="√d_k of one head"),
+        Mistake(
+            "masked after the softmax", lambda: _wrong_mha("masked after softmax"), hint="after the softmax"
+        ),
+        Mistake("biases left out", lambda: _wrong_mha("no biases"), hint="biases"),
+    ],
+}
