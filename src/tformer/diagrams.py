@@ -16,6 +16,10 @@ columns.
   side by side (chapter 8).
 * :func:`tiled_attention_io` — one step of tiled attention: which tiles of ``Q``, ``K``, ``V``
   sit in fast memory (SRAM) and what stays in slow memory (HBM) (chapter 11).
+* :func:`multihead_split_merge` — chapter 7: split into heads → batched heads → merge, with the
+  memory layout (shapes and strides of the real tensors).
+* :func:`where_positions_enter` — chapter 6: added to the embedding, rotating q and k in every
+  head of every layer, or as a bias on the scores.
 """
 
 from __future__ import annotations
