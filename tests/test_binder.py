@@ -13,7 +13,7 @@ where mybinder.org gets ``torch==2.13.0+cpu`` (PyPI has no ``+cpu`` builds). Thi
 PyPI only: pip still asks that index for every package, each lookup fails at the name lookup, and
 pip carries on with its other sources; ``torch 2.13.0+cpu`` comes from the wheel on this machine's
 disk. ``--retries 0`` keeps that to one failed lookup per package instead of five with back-off
-(about 8 s per package, 17 minutes for the ~130 pins). The test checks that torch is the pinned
+(about 8.5 s per package, 18 minutes for the 129 pins). The test checks that torch is the pinned
 CPU build and reports where it came from; it cannot check that the PyTorch index serves it.
 """
 

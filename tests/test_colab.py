@@ -105,7 +105,8 @@ def colab(tmp_path_factory):
     print(
         f"\nColab environment {'built' if built else 'reused'} ({env.path}) in {build_seconds:.0f} s; "
         f"{len(notebooks)} notebooks in {notebooks_seconds:.0f} s ({JOBS} at a time); "
-        f"total {time.perf_counter() - started:.0f} s; restored before the run: {undone or 'nothing'}"
+        f"total {time.perf_counter() - started:.0f} s; restored before the run: {undone or 'nothing'}; "
+        f"installed but not in Colab's list: {rt.colab_extras(env) or 'none'}"
     )
     yield {
         "env": env,

@@ -248,7 +248,7 @@ def _url_lines() -> list[str]:
 # The PyTorch CPU index named in binder/requirements.txt. This machine reaches PyPI only: each
 # lookup there fails at the DNS step and pip falls back to its other indexes (torch 2.13.0+cpu is
 # this machine's wheel on disk). pip retries a failed lookup five times with back-off (~8 s per
-# package, ~17 min for the ~130 pins), so the test passes --retries 0: one failed lookup each.
+# package, ~18 min for the 129 pins), so the test passes --retries 0: one failed lookup each.
 PYTORCH_INDEX = "https://download.pytorch.org/whl/cpu"
 
 
