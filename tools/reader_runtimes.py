@@ -207,9 +207,11 @@ def colab_constraints() -> str:
 
 
 def colab_key() -> str:
+    """A hash of what defines the environment: the constraints and the subset's names (not the
+    comments around them), the machine's torch and the Python version."""
     return _digest(
-        COLAB_FREEZE.read_bytes(),
-        COLAB_SUBSET.read_bytes(),
+        colab_constraints().encode(),
+        "\n".join(sorted(canonical(name) for name in subset_names())).encode(),
         f"{BUILD_VERSION} {MACHINE_TORCH} python{PYTHON_VERSION}".encode(),
     )
 
