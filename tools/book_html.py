@@ -17,6 +17,9 @@
   it is shown and a high-density screen or the PDF printer takes the 2x file.
 * sphinx-thebe registers its inline configuration script once per read phase, so a page can carry
   two ``const THEBE_JS_URL`` declarations, a JavaScript error on every page; duplicates are removed.
+* An exercise page (``book/exercises/NN_slug.md``, generated markdown) gets the same launch menu
+  (the rocket) as a chapter, opening the reader's copy ``exercises/NN_slug.ipynb`` on Colab and
+  Binder: the theme gives launch buttons to notebook pages only.
 """
 
 from __future__ import annotations
@@ -123,6 +126,33 @@ def _one_x_copies(app, exception) -> None:
         new = IMG_TAG.sub(one_x, text)
         if new != text:
             page.write_text(new, encoding="utf-8")
+EXERCISE_PAGE = re.compile(r"book/exercises/(?P<slug>\d\d_\w+)")
+
+
+def _exercise_launch_buttons(app, pagename, templatename, context, doctree) -> None:
+    """The theme's launch menu on an exercise page, pointing at ``exercises/<slug>.ipynb``."""
+    match = EXERCISE_PAGE.fullmatch(pagename)
+    buttons = context.get("header_buttons")
+    if not match or buttons is None or any(b.get("label") == "launch-buttons" for b in buttons):
+        return
+    from tformer.authoring import launch_links
+
+    notebook = f"exercises/{match['slug']}.ipynb"
+    if not (Path(app.srcdir) / notebook).exists():
+        return
+    colab_url, binder_url = launch_links(notebook, Path(app.srcdir))
+    links = [("Binder", binder_url, "logo_binder.svg"), ("Colab", colab_url, "logo_colab.png")]
+    buttons.insert(0, {
+        "type": "group",
+        "tooltip": "Launch interactive content",
+        "icon": "fas fa-rocket",
+        "label": "launch-buttons",
+        "buttons": [
+            {"type": "link", "text": text, "tooltip": f"Launch on {text}", "url": url,
+             "icon": f"_static/images/{icon}"}
+            for text, url, icon in links
+        ],
+    })  # fmt: skip
 
 
 class AuthorYearLabels(BaseLabelStyle):
@@ -161,4 +191,5 @@ def setup(app):
     # after sphinx-book-theme's own handler (priority 500) has built the header buttons
     app.connect("html-page-context", _offer_book_pdf, priority=900)
     app.connect("build-finished", _one_x_copies)
+    app.connect("html-page-context", _exercise_launch_buttons, priority=502)  # after the theme's
     return {"parallel_read_safe": True, "parallel_write_safe": True}

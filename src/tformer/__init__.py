@@ -19,6 +19,7 @@ Each idea of the book lives in one module, named after the concept:
 ``vision``      image patches as tokens (chapter 9)
 ``training``    next-token loss, the original learning-rate schedule, a small training loop
 ``induction``   the induction-head lab's model, training and assessment (chapter 12)
+``determinism`` ``reproducible(seed, deterministic=...)``: seeds everything, GPU-safe
 ``profiling``   peak tensor memory on any device; ``bench_utils`` timing helpers
 ``notebook``    ``glue`` that works with MyST-NB and without it (Colab)
 ``checks``      the exercise checkers; ``grade`` the notebook grader; ``authoring`` builds
@@ -37,6 +38,7 @@ from tformer.attention import (
     self_attention_param_count,
     softmax,
 )
+from tformer.determinism import reproducible
 
 __version__ = "1.0.0"
 
@@ -45,6 +47,7 @@ __all__ = [
     "SelfAttention",
     "attention_loop",
     "device",
+    "reproducible",
     "scaled_dot_product_attention",
     "self_attention_param_count",
     "softmax",

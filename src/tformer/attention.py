@@ -207,7 +207,8 @@ def attention_loop(
     n_queries, n_keys = queries.shape[-2], keys.shape[-2]
     full_mask = None
     if mask is not None:
-        full_mask = apply_mask(torch.zeros(n_queries, n_keys, dtype=queries.dtype), mask)
+        zeros = torch.zeros(n_queries, n_keys, dtype=queries.dtype, device=queries.device)
+        full_mask = apply_mask(zeros, mask)
     outputs, weights = [], []
     for i in range(n_queries):
         query = queries[..., i : i + 1, :]  # (..., 1, d_k)

@@ -266,9 +266,11 @@ def online_softmax_states(
         )
     if tile_size < 1:
         raise ValueError(f"tile_size must be ≥ 1, got {tile_size}")
-    running_max = torch.tensor(float("-inf"), dtype=scores.dtype)
-    normaliser = torch.tensor(0.0, dtype=scores.dtype)
-    accumulator = torch.zeros(values.shape[1], dtype=scores.dtype)
+    options = {"dtype": scores.dtype, "device": scores.device}
+    values = values.to(scores.device)
+    running_max = torch.tensor(float("-inf"), **options)
+    normaliser = torch.tensor(0.0, **options)
+    accumulator = torch.zeros(values.shape[1], **options)
     states = []
     for start in range(0, len(scores), tile_size):
         tile = scores[start : start + tile_size]

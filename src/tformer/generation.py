@@ -37,7 +37,19 @@ def sample_next(
         kth = torch.topk(scaled, top_k, dim=-1).values[..., -1:]
         scaled = scaled.masked_fill(scaled < kth, float("-inf"))
     probabilities = torch.softmax(scaled, dim=-1)
+    if generator is not None and generator.device != probabilities.device:
+        # A CPU generator (tformer.reproducible's) drives the draw on the CPU: the same seed
+        # then picks the same tokens from the same probabilities on a GPU as on the CPU.
+        drawn = torch.multinomial(probabilities.cpu(), 1, generator=generator)
+        return drawn.squeeze(-1).to(probabilities.device)
     return torch.multinomial(probabilities, 1, generator=generator).squeeze(-1)
+
+
+
+def _device_of(model: torch.nn.Module) -> torch.device:
+    """The device of the model's parameters (CPU for a model without any)."""
+    parameter = next(model.parameters(), None)
+    return parameter.device if parameter is not None else torch.device("cpu")
 
 
 @torch.no_grad()
@@ -55,8 +67,9 @@ def generate(
 
     ``use_cache=True`` feeds one token per step through a KV cache; ``False`` recomputes the
     whole sequence every step. Both give the same tokens (greedy) — the cache only saves work.
+    The prompt is moved to the model's device; the result stays there.
     """
-    prompt = torch.as_tensor(prompt)
+    prompt = torch.as_tensor(prompt, device=_device_of(model))
     if prompt.ndim != 2 or prompt.shape[1] < 1:
         raise ValueError(f"prompt must have shape (B, T) with T ≥ 1, got {tuple(prompt.shape)}")
     if prompt.shape[1] + n_new > model.config.n_ctx and model.config.positions == "learned":
@@ -98,7 +111,7 @@ def beam_search(
         ``beam_width ≥ n_vocab ** (n_new − 1)`` no prefix is ever dropped and the first row is
         the most probable continuation overall.
     """
-    prompt = torch.as_tensor(prompt)
+    prompt = torch.as_tensor(prompt, device=_device_of(model))
     if prompt.ndim == 1:
         prompt = prompt[None]
     if prompt.ndim != 2 or prompt.shape[0] != 1 or prompt.shape[1] < 1:
@@ -112,7 +125,7 @@ def beam_search(
     was_training = model.training
     model.eval()
     sequences = prompt.long()
-    scores = torch.zeros(1, dtype=torch.float64)
+    scores = torch.zeros(1, dtype=torch.float64, device=sequences.device)
     for _ in range(n_new):
         log_probs = torch.log_softmax(model(sequences)[:, -1].double(), dim=-1)  # (beams, n_vocab)
         candidates = (scores[:, None] + log_probs).flatten()

@@ -30,6 +30,7 @@ import contextlib
 import importlib
 import json
 import logging
+import math
 import re
 import subprocess
 import sys
@@ -236,10 +237,11 @@ class _Kernel:
         self.snippet_index = len(nb.cells)
         self.client = _QuietClient(
             own,
-            timeout=timeout,
+            # whole seconds: nbclient 0.10 (Colab's) declares both timeouts Integer traits
+            timeout=math.ceil(timeout),
             kernel_name=kernel_name,
             allow_errors=True,
-            startup_timeout=startup_timeout,
+            startup_timeout=math.ceil(startup_timeout),
             shutdown_kernel="immediate",
             record_timing=False,
             resources={"metadata": {"path": str(cwd)}},

@@ -310,11 +310,14 @@ def copying_score(circuit: torch.Tensor, tokens: Iterable[int] | None = None) ->
     the fraction of rows whose largest entry sits on the diagonal — the head, attending to token
     ``i``, raises the logit of ``i`` above every other candidate. Chance level is ``1/len(tokens)``.
     """
-    ids = torch.arange(circuit.shape[0]) if tokens is None else torch.as_tensor(list(tokens))
     if circuit.ndim != 2 or circuit.shape[0] != circuit.shape[1]:
         raise ValueError(f"circuit must be square (n_vocab, n_vocab), got {tuple(circuit.shape)}")
+    device = circuit.device
+    ids = torch.arange(circuit.shape[0], device=device) if tokens is None else torch.as_tensor(
+        list(tokens), device=device
+    )
     sub = circuit[ids][:, ids]
-    return float((sub.argmax(dim=1) == torch.arange(len(ids))).float().mean())
+    return float((sub.argmax(dim=1) == torch.arange(len(ids), device=device)).float().mean())
 
 
 def phase_change_step(

@@ -99,6 +99,8 @@ def train(
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, betas=betas, weight_decay=weight_decay)
     log = TrainingLog()
     model.train()
+    parameter = next(model.parameters(), None)
+    device = parameter.device if parameter is not None else torch.device("cpu")
     start = time.perf_counter()
     for step in range(n_steps):
         if warmup and step < warmup:
@@ -109,6 +111,7 @@ def train(
         for group in optimizer.param_groups:
             group["lr"] = rate
         inputs, targets = get_batch()
+        inputs, targets = inputs.to(device), targets.to(device)  # batches may come from the CPU
         loss = loss_fn(model(inputs), targets)
         if not torch.isfinite(loss):
             raise FloatingPointError(f"loss became {loss.item()} at step {step}; lower lr")
@@ -143,7 +146,9 @@ def masked_lm_inputs(
     if not 0.0 < rate < 1.0:
         raise ValueError(f"rate must lie in (0, 1), got {rate}")
     tokens = torch.as_tensor(tokens)
-    draws = torch.rand((3, *tokens.shape), generator=generator)
+    # Drawn on the generator's device (the CPU by default), so a seed gives the same corruption
+    # on every device; then moved to the tokens' device.
+    draws = torch.rand((3, *tokens.shape), generator=generator).to(tokens.device)
     chosen = draws[0] < rate
     inputs = tokens.clone()
     to_mask = chosen & (draws[1] < 0.8)

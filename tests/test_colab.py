@@ -1,0 +1,259 @@
+"""The book on Colab's runtime, as a reader gets it.
+
+A second environment is built from Colab's own published package list
+(``tests/environments/colab-pip-freeze.txt``: googlecolab/backend-info, commit and date in its
+header): the packages the book touches and their whole dependency closure at Colab's versions
+(``tests/environments/colab-subset.txt`` says which and why; Colab's other ~600 packages are not
+installed). Two differences, forced by this machine: **Python 3.11** instead of Colab's 3.13, and
+**torch 2.13.0 CPU** (the only torch here, a wheel on disk) instead of Colab's 2.11.0; every other
+package is at Colab's pin. The environment lives in ``~/.cache/attention-executed/colab-<hash of
+the pin list>`` and is reused by later runs (``tools/reader_runtimes.py``).
+
+In it, every chapter and every reader's exercise notebook runs as on Colab: a startup file puts a
+fake ``google.colab`` module in ``sys.modules``, so the notebook's own setup cell executes its
+``%pip install "tformer @ git+<repository.url>@<branch>"`` (``_config.yml``); git serves that URL
+from a snapshot of this clone through ``url.<local>.insteadOf`` in a throw-away
+``GIT_CONFIG_GLOBAL``. Each notebook runs in an empty working folder (a Colab notebook arrives
+alone); the first one runs alone (its ``%pip`` installs ``tformer``), the others two at a time.
+Then ``tformer-grade`` grades a solution notebook (full marks expected), and the test compares
+``pip freeze`` before and after: every Colab package keeps its version, ``tformer`` is the only
+addition. Afterwards the environment is put back as it was built.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+
+import reader_runtimes as rt  # noqa: E402
+
+CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
+EXERCISES = sorted((ROOT / "exercises").glob("[0-9][0-9]_*.ipynb"))
+SOLUTIONS = sorted((ROOT / "solutions").glob("[0-9][0-9]_*.ipynb"))
+JOBS = 2
+
+
+def _rel(path: Path | str) -> str:
+    return str(Path(path).relative_to(ROOT))
+
+
+@pytest.fixture(scope="module")
+def colab(tmp_path_factory):
+    """Build (or reuse) the Colab environment, run the setup cell and every notebook in it, grade
+    a solution; yields everything the tests below look at."""
+    started = time.perf_counter()
+    env, built = rt.colab_environment()
+    undone = env.restore()  # a previous run that died half-way
+    before = env.freeze()
+    build_seconds = time.perf_counter() - started
+
+    work = tmp_path_factory.mktemp("colab")
+    url, branch = rt.configured_repository()
+    served = rt.snapshot_repository(work / "served", branch)
+    environ = rt.clean_environ(
+        env,
+        GIT_CONFIG_GLOBAL=str(rt.git_config_serving(served, url, work / "gitconfig")),
+        GIT_CONFIG_NOSYSTEM="1",
+        IPYTHONDIR=str(rt.ipython_dir(work / "ipython", colab=True)),
+        JUPYTER_CONFIG_DIR=str(work / "jupyter-config"),
+        JUPYTER_DATA_DIR=str(work / "jupyter-data"),
+        MPLCONFIGDIR=str(work / "matplotlib"),
+        OMP_NUM_THREADS="1",
+    )
+    notebooks = [str(path) for path in [*CHAPTERS, *EXERCISES]]
+    try:
+        ran = subprocess.run(
+            [
+                env.python,
+                str(ROOT / "tools" / "reader_runtimes.py"),
+                "execute",
+                "--jobs",
+                str(JOBS),
+                *notebooks,
+            ],
+            capture_output=True,
+            text=True,
+            env=environ,
+            cwd=work,
+            check=False,
+        )
+        executed = json.loads(ran.stdout.splitlines()[-1]) if ran.returncode == 0 and ran.stdout else []
+        notebooks_seconds = time.perf_counter() - started - build_seconds
+        grade = None
+        if SOLUTIONS and (env.path / "bin" / "tformer-grade").exists():
+            graded = subprocess.run(
+                [str(env.path / "bin" / "tformer-grade"), str(SOLUTIONS[0]), "--json", "--timeout", "300"],
+                capture_output=True,
+                text=True,
+                env=environ,
+                cwd=work,
+                check=False,
+            )
+            grade = (graded.returncode, graded.stdout, graded.stderr)
+        after = env.freeze()
+    finally:
+        env.restore()
+    print(
+        f"\nColab environment {'built' if built else 'reused'} ({env.path}) in {build_seconds:.0f} s; "
+        f"{len(notebooks)} notebooks in {notebooks_seconds:.0f} s ({JOBS} at a time); "
+        f"total {time.perf_counter() - started:.0f} s; restored before the run: {undone or 'nothing'}; "
+        f"installed but not in Colab's list: {rt.colab_extras(env) or 'none'}"
+    )
+    yield {
+        "env": env,
+        "before": before,
+        "after": after,
+        "run": ran,
+        "executed": executed,
+        "grade": grade,
+        "url": url,
+        "branch": branch,
+    }
+
+
+def test_environment_has_colabs_versions(colab):
+    """The environment is Colab's where it matters: each installed package that Colab lists is at
+    Colab's version (torch excepted: this machine's 2.13.0 CPU wheel)."""
+    colab_pins = rt.read_pins(rt.COLAB_FREEZE)
+    before = colab["before"]
+    for name in (
+        "ipywidgets",
+        "widgetsnbextension",
+        "ipython",
+        "ipykernel",
+        "jupyter-client",
+        "traitlets",
+        "nbclient",
+        "nbformat",
+        "numpy",
+        "matplotlib",
+        "pip",
+    ):
+        assert before.get(name) == colab_pins[name], (
+            f"{name}: {before.get(name)} is not Colab's {colab_pins[name]}"
+        )
+    off = {
+        name: (version, colab_pins[name])
+        for name, version in before.items()
+        if name in colab_pins and name != "torch" and version != colab_pins[name]
+    }
+    assert not off, f"packages not at Colab's pin (installed, Colab): {off}"
+    assert before["torch"].startswith("2.13.0"), before["torch"]
+
+
+def test_setup_cell_installs_tformer_from_the_configured_repository(colab):
+    assert colab["run"].returncode == 0, f"the notebook runner failed:\n{colab['run'].stderr[-3000:]}"
+    first = colab["executed"][0]
+    after = colab["after"]
+    assert "tformer" in after, (
+        f"the setup cell of {_rel(first['notebook'])} did not install tformer; its output:\n"
+        f"{first['setup_output']}"
+    )
+    assert "tformer" not in colab["before"], "tformer was already installed before the setup cell"
+
+
+def test_installing_tformer_changes_no_colab_package(colab):
+    """The issue-14 regression: `pyproject.toml` asked for ipywidgets>=8, so the setup cell
+    upgraded Colab's ipywidgets 7.7.1 to 8.x (and widgetsnbextension 3.6.10 to 4.x)."""
+    before, after = colab["before"], colab["after"]
+    changed = {
+        name: (before[name], after.get(name, "removed")) for name in before if after.get(name) != before[name]
+    }
+    added = sorted(set(after) - set(before) - {"tformer"})
+    assert not changed, f"the setup cell's %pip changed Colab's packages (before, after): {changed}"
+    assert not added, f"the setup cell's %pip added packages besides tformer: {added}"
+    assert after.get("ipywidgets") == "7.7.1"
+
+
+@pytest.mark.parametrize("path", [*CHAPTERS, *EXERCISES], ids=_rel)
+def test_notebook_runs_on_colab(colab, path: Path):
+    outcome = next((item for item in colab["executed"] if item["notebook"] == str(path)), None)
+    assert outcome is not None, f"{_rel(path)} was not executed:\n{colab['run'].stderr[-3000:]}"
+    assert outcome["ok"], f"{_rel(path)} failed on the Colab runtime:\n{outcome['error']}"
+
+
+def test_grader_gives_a_solution_full_marks(colab):
+    assert SOLUTIONS, "no solution notebook to grade"
+    assert colab["grade"] is not None, "tformer-grade is not installed in the Colab environment"
+    code, out, err = colab["grade"]
+    assert code == 0, f"tformer-grade failed ({code}):\n{out}\n{err[-3000:]}"
+    report = json.loads(out)
+    score = report["score"]
+    assert report["graded"] and score["total"] > 0, report
+    assert score["passed"] == score["total"], f"{_rel(SOLUTIONS[0])}: {score} — {report['exercises']}"
+
+
+# --- without the environment: the declared ranges admit Colab's pins ---------------------------
+
+
+def _pyproject() -> dict:
+    import tomllib
+
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def _colab_version(name: str) -> str | None:
+    """Colab's version of ``name``; for a ``name @ url`` line (torch), the version in the wheel."""
+    pins = rt.read_pins(rt.COLAB_FREEZE)
+    if rt.canonical(name) in pins:
+        return pins[rt.canonical(name)]
+    for line in rt.COLAB_FREEZE.read_text(encoding="utf-8").splitlines():
+        if rt.canonical(line.split(" @ ")[0]) == rt.canonical(name) and " @ " in line:
+            match = re.search(r"-(\d[^-]*?)(?:%2B|\+)\w+-cp", line)
+            return match[1] if match else None
+    return None
+
+
+def test_declared_ranges_admit_colabs_versions():
+    from packaging.requirements import Requirement
+
+    project = _pyproject()["project"]
+    refused = {}
+    for text in project["dependencies"]:
+        requirement = Requirement(text)
+        version = _colab_version(requirement.name)
+        assert version is not None, f"Colab has no {requirement.name}: the setup cell would install it"
+        if not requirement.specifier.contains(version, prereleases=True):
+            refused[requirement.name] = (str(requirement.specifier), version)
+    assert not refused, f"pyproject.toml refuses Colab's versions (range, Colab): {refused}"
+
+
+def test_python_versions_are_declared_310_to_313():
+    from packaging.specifiers import SpecifierSet
+
+    config = _pyproject()
+    supported = SpecifierSet(config["project"]["requires-python"])
+    assert all(supported.contains(v) for v in ("3.10", "3.11", "3.12", "3.13")), supported
+    assert config["tool"]["ruff"]["target-version"] == "py310"
+    classifiers = config["project"].get("classifiers", [])
+    for minor in (10, 11, 12, 13):
+        assert f"Programming Language :: Python :: 3.{minor}" in classifiers
+
+
+def test_colab_list_names_its_source():
+    head = rt.COLAB_FREEZE.read_text(encoding="utf-8").splitlines()[:12]
+    assert any(re.match(r"# commit:\s+[0-9a-f]{40}$", line) for line in head), "commit SHA in the header"
+    assert any(line.startswith("# date:") for line in head)
+    assert any("reader_runtimes.py refresh" in line for line in head), "the refresh command"
+    assert rt.read_pins(rt.COLAB_FREEZE)["ipywidgets"] == "7.7.1"
+
+
+def test_grader_gives_nbclient_whole_second_timeouts(tmp_path):
+    """Found by the Colab test: Colab's nbclient 0.10.4 declares `timeout` an Integer trait, so
+    `tformer-grade --timeout 300` (a float) failed there with a TraitError before grading."""
+    import nbformat
+
+    from tformer.grade import _Kernel
+
+    kernel = _Kernel(nbformat.v4.new_notebook(), tmp_path, 2.5, "python3", 10.0)
+    assert kernel.client.timeout == 3 and isinstance(kernel.client.timeout, int)
+    assert kernel.client.startup_timeout == 10 and isinstance(kernel.client.startup_timeout, int)
