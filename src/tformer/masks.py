@@ -64,7 +64,9 @@ def left_padded_positions(real: torch.Tensor) -> torch.Tensor:
 
     ``real``: boolean ``(B, T)``, ``True`` at real tokens. Without this offset a prompt padded
     with ``p`` slots on the left would start at position ``p`` and read the wrong rows of a learned
-    position table (or get the wrong RoPE rotations).
+    position table. RoPE scores depend only on position differences, so a RoPE model gives the same
+    outputs in exact arithmetic; the offset still avoids rounding at large positions and ids past a
+    precomputed angle table.
     """
     if real.dtype != torch.bool or real.ndim != 2:
         raise TypeError(f"real must be a boolean (B, T) tensor, got {real.dtype} {tuple(real.shape)}")

@@ -159,15 +159,22 @@ def ex3(answer) -> None:
 
 @exercise("01.4", "Embedding as a one-hot product")
 def ex4(embed) -> None:
-    """``embed(ids (T,) long, table (n_vocab, d)) -> (T, d)`` via a one-hot matrix product."""
+    """``embed(ids (..., T) long, table (n_vocab, d)) -> (..., T, d)`` via a one-hot product:
+    one input ``(T,)`` or a batch ``(B, T)``."""
     generator = torch.Generator().manual_seed(1)
     table = torch.randn(20, 5, generator=generator)
-    for ids in (torch.tensor([3, 7, 3, 0, 19]), torch.tensor([11])):
+    batch = torch.tensor([[3, 7, 3], [19, 0, 11]])
+    for ids in (torch.tensor([3, 7, 3, 0, 19]), torch.tensor([11]), batch):
         result = call_reader(embed, ids.clone(), table.clone(), name="embed")
         value = to_array(result, "embed(ids, table)")
-        if value.shape == (len(ids), table.shape[0]):
+        if value.shape == (*ids.shape, table.shape[0]):
             raise Wrong("this has one column per vocabulary entry: that is the one-hot matrix; "
                         "multiply it by the table")
+        if ids.ndim == 2 and value.shape != (*ids.shape, table.shape[1]):
+            raise Wrong(f"for a batch of ids of shape {tuple(ids.shape)} (B, T) the result "
+                        f"should have shape {(*ids.shape, table.shape[1])} (B, T, d), got "
+                        f"{value.shape}: build the one-hot tensor (B, T, n_vocab) along a new "
+                        "last axis, e.g. by comparing ids[..., None] with torch.arange(n_vocab)")
         n_vocab = table.shape[0]
         for shifted in (table[(ids - 1) % n_vocab], table[(ids + 1) % n_vocab]):
             if value.shape == tuple(shifted.shape) and np.allclose(value, shifted.numpy()):
@@ -286,7 +293,15 @@ def _embed_one_hot_only(ids, table):
 
 
 def _embed_transposed(ids, table):
-    return table[ids].T
+    return table[ids].transpose(-2, -1)
+
+
+def _embed_one_input_only(ids, table):
+    # builds H for a 1-D ids tensor only: a batch of ids gets flattened
+    flat = ids.reshape(-1)
+    one_hot = torch.zeros(len(flat), table.shape[0], dtype=table.dtype)
+    one_hot[torch.arange(len(flat)), flat] = 1.0
+    return one_hot @ table
 
 
 def _embed_off_by_one(ids, table):
@@ -342,6 +357,7 @@ MISTAKES: dict[str, list[Mistake]] = {
         Mistake("returned the one-hot matrix", lambda: _embed_one_hot_only, "one-hot matrix"),
         Mistake("transposed result", lambda: _embed_transposed, "transpose"),
         Mistake("ids off by one", lambda: _embed_off_by_one, "off by one"),
+        Mistake("a batch of ids flattened", lambda: _embed_one_input_only, "(B, T, d)"),
     ],
     "01.5": [
         Mistake("rows moved the wrong way", _renamed_the_wrong_way, "wrong way"),
