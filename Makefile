@@ -84,10 +84,21 @@ book: setup
 pdf: book
 
 # ruff and pytest both run even if the first fails; the target fails if either did.
+# The reader-runtime tests (tests/test_colab.py, tests/test_binder.py) execute the notebooks again
+# in their own Colab and Binder environments; they run beside the main suite, whose book build
+# executes one notebook at a time, so both cores stay busy. Their report is printed at the end.
+READER_TESTS := tests/test_colab.py tests/test_binder.py
+READER_LOG := _build/reader-runtimes.log
+
 test: setup
 	status=0; \
 	$(BIN)/ruff check . || status=1; \
-	$(PY) -m pytest $(PYTEST_ARGS) || status=1; \
+	mkdir -p _build; \
+	$(PY) -m pytest $(READER_TESTS) > $(READER_LOG) 2>&1 & reader=$$!; \
+	$(PY) -m pytest $(PYTEST_ARGS) $(addprefix --ignore=,$(READER_TESTS)) || status=1; \
+	wait $$reader || status=1; \
+	echo "== reader runtimes (Colab, Binder): $(READER_LOG)"; \
+	cat $(READER_LOG); \
 	exit $$status
 
 # Regenerate the reader's exercise notebooks and the book's exercise pages from solutions/.
