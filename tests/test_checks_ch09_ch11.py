@@ -57,11 +57,11 @@ def _tiled(queries, keys, values, tile_size):  # no tiling needed to be right
 
 
 RIGHT = {
-    ch09.ex1: {"tokens": 256, "cost_ratio": (256 / 196) ** 2},
+    ch09.ex1: {"tokens": 144, "values": 3072, "cost_ratio": (144 / 196) ** 2},
     ch09.ex2: {"Q": (2, 8, 5, 64), "K": (2, 8, 12, 64), "weights": (2, 8, 5, 12),
                "outputs": (2, 5, 512), "residual": "decoder"},
-    ch09.ex3: 6 * (4 * 512**2 + 4 * 512 + 2 * 512 * 2048 + 2048 + 512 + 4 * 512)
-    + 6 * (8 * 512**2 + 8 * 512 + 2 * 512 * 2048 + 2048 + 512 + 6 * 512),
+    ch09.ex3: 6 * (4 * 1024**2 + 4 * 1024 + 2 * 1024 * 4096 + 4096 + 1024 + 4 * 1024)
+    + 6 * (8 * 1024**2 + 8 * 1024 + 2 * 1024 * 4096 + 4096 + 1024 + 6 * 1024),
     ch09.ex4: _cross,
     ch09.ex5: lambda logits, targets: F.cross_entropy(
         logits.flatten(0, 1), targets.flatten(), ignore_index=-100
@@ -96,9 +96,11 @@ def test_missing_and_garbage_never_crash(checker):
 @pytest.mark.parametrize(
     ("checker", "answer", "hint"),
     [
-        (ch09.ex1, {"tokens": 256, "cost_ratio": 256 / 196}, "ratio of token counts"),
+        (ch09.ex1, {"tokens": 144, "values": 3072, "cost_ratio": 144 / 196},
+         "ratio of token counts"),
         (ch09.ex2, {**RIGHT[ch09.ex2], "residual": "encoder"}, "decoder's own stream"),
-        (ch09.ex3, 12 * (4 * 512**2 + 4 * 512 + 2 * 512 * 2048 + 2560 + 2048), "decoder layers"),
+        (ch09.ex3, 12 * (4 * 1024**2 + 4 * 1024 + 2 * 1024 * 4096 + 5120 + 4096),
+         "decoder layers"),
         (ch10.ex1, (RIGHT[ch10.ex1][1], RIGHT[ch10.ex1][0]), "swapped"),
         (ch10.ex2, -math.log(0.7), "plain cross-entropy"),
         (ch10.ex3, {"peak": 1 / math.sqrt(512 * 4000), "half_step": 8000}, "1/√s"),

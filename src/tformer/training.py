@@ -86,7 +86,9 @@ def train(
 ) -> TrainingLog:
     """Train ``model`` (tokens (B, T) → logits (B, T, n_vocab)) for ``n_steps`` AdamW steps.
 
-    ``get_batch()`` returns ``(inputs, targets)``, both (B, T) long. The learning rate warms up
+    ``get_batch()`` returns ``(inputs, targets)``, both (B, T) long; ``inputs`` may also be a
+    tuple of tensors, passed as ``model(*inputs)`` (an encoder–decoder's ``(source, target_in)``,
+    :mod:`tformer.encoder_decoder`). The learning rate warms up
     linearly over ``warmup`` steps, then follows a cosine decay to 10 % of ``lr`` (a short-run
     schedule; :func:`transformer_lr` is the original paper's long-run one). ``loss_fn`` defaults
     to :func:`next_token_loss`.
@@ -109,7 +111,8 @@ def train(
         for group in optimizer.param_groups:
             group["lr"] = rate
         inputs, targets = get_batch()
-        loss = loss_fn(model(inputs), targets)
+        logits = model(*inputs) if isinstance(inputs, tuple) else model(inputs)
+        loss = loss_fn(logits, targets)
         if not torch.isfinite(loss):
             raise FloatingPointError(f"loss became {loss.item()} at step {step}; lower lr")
         optimizer.zero_grad(set_to_none=True)
