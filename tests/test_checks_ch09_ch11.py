@@ -17,7 +17,7 @@ from tformer.checks import ch09, ch10, ch11
 GARBAGE = ["text", [1, 2], {"a": 1}, float("nan"), object()]
 ALL = [
     ch09.ex1, ch09.ex2, ch09.ex3, ch09.ex4, ch09.ex5,
-    ch10.ex1, ch10.ex2, ch10.ex3, ch10.ex4, ch10.ex5, ch10.ex6,
+    ch10.ex1, ch10.ex2, ch10.ex3, ch10.ex4, ch10.ex5, ch10.ex6, ch10.ex7,
     ch11.ex1, ch11.ex2, ch11.ex3, ch11.ex4, ch11.ex5, ch11.ex6,
 ]
 
@@ -37,6 +37,17 @@ def _top_k(logits, k, temperature):
     probabilities = torch.zeros_like(logits)
     probabilities[kept] = torch.softmax(logits[kept] / temperature, 0)
     return probabilities
+
+
+def _modified_precision(candidate, references, n):
+    from collections import Counter
+
+    def grams(tokens):
+        return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+
+    counts, refs = grams(candidate), [grams(r) for r in references]
+    clipped = sum(min(c, max(r[g] for r in refs)) for g, c in counts.items())
+    return clipped, sum(counts.values())
 
 
 def _cached_step(query, key, value, keys, values):
@@ -68,10 +79,11 @@ RIGHT = {
     ),
     ch10.ex1: (["<start>", "ein", "kleiner", "hund"], ["ein", "kleiner", "hund", "<end>"]),
     ch10.ex2: -(0.925 * math.log(0.7) + 0.075 * math.log(0.1)),
-    ch10.ex3: {"peak": 1 / math.sqrt(512 * 4000), "half_step": 16000},
+    ch10.ex3: {"peak": 1 / math.sqrt(256 * 2000), "quarter_step": 32000},
     ch10.ex4: _top_k,
-    ch10.ex5: 2 * 12 * 768 * 1024 * 8 * 4,
+    ch10.ex5: 2 * 24 * 1024 * 1024 * 4 * 2,
     ch10.ex6: _cached_step,
+    ch10.ex7: _modified_precision,
     ch11.ex1: (50 / 512, 8.0),
     ch11.ex2: {"scores": 67_108_864, "mib": 256.0},
     ch11.ex3: _merge,
@@ -103,8 +115,8 @@ def test_missing_and_garbage_never_crash(checker):
          "decoder layers"),
         (ch10.ex1, (RIGHT[ch10.ex1][1], RIGHT[ch10.ex1][0]), "swapped"),
         (ch10.ex2, -math.log(0.7), "plain cross-entropy"),
-        (ch10.ex3, {"peak": 1 / math.sqrt(512 * 4000), "half_step": 8000}, "1/√s"),
-        (ch10.ex5, 2 * 12 * 768 * 1024 * 4, "one sequence"),
+        (ch10.ex3, {"peak": 1 / math.sqrt(256 * 2000), "quarter_step": 8000}, "1/√s"),
+        (ch10.ex5, 2 * 24 * 1024 * 1024 * 2, "one sequence"),
         (ch11.ex1, (512 / 50, 8.0), "d/T"),
         (ch11.ex5, 768, "w − 1"),
         (ch11.ex6, 171, "one short"),
@@ -140,7 +152,7 @@ def test_tensors_and_none_inside_answers_give_a_verdict(checker):
     for garbage in TENSOR_GARBAGE:
         assert checker(garbage).status in ("wrong", "not attempted"), (checker, garbage)
     for key_garbage in ({"tokens": torch.ones(2), "cost_ratio": None},
-                        {"peak": torch.ones(2), "half_step": torch.ones(2)},
+                        {"peak": torch.ones(2), "quarter_step": torch.ones(2)},
                         {"scores": torch.ones(2), "mib": "256"}):
         assert checker(key_garbage).status in ("wrong", "not attempted")
 

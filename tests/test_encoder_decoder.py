@@ -148,6 +148,15 @@ def test_trained_sorter_sorts_and_aligns(seed, one_thread):
         return (w * match[:, None]).sum(-1).mean((0, 2)).max().item()
 
     assert best_head(model) > 2 * best_head(untrained)
+    # exposure bias (chapter 10): free-running errors exceed teacher-forced ones
+    ten = sorting_batch(300, 10, generator=torch.Generator().manual_seed(7))
+    with torch.no_grad():
+        forced = model(*ten.inputs).argmax(-1)
+    free = greedy_decode(model, ten.source, 11, bos_id=BOS, eos_id=EOS)
+    forced_error = (forced != ten.target_out).float().mean(0)
+    free_error = (free != ten.target_out).float().mean(0)
+    assert free_error[:-1].mean() > 1.5 * forced_error[:-1].mean()
+    assert free_error[-2] > forced_error[-2]
     frozen, _ = train_sorter(seed, cut_cross_gradient=True)
     for a, b in zip(frozen.encoder.state_dict().values(), untrained.encoder.state_dict().values()):
         assert torch.equal(a, b)
