@@ -123,28 +123,29 @@ def kv_cache_diagram(
 
 
 def beam_search_diagram(trace: list, label, *, max_steps: int | None = None) -> Figure:
-    """The hypotheses beam search keeps at each step (columns), best first (rows).
+    """The hypotheses beam search keeps at each step (rows, top to bottom), best first (columns).
 
     ``trace`` is the list :func:`tformer.generation.beam_search` fills; ``label(tokens)`` turns a
     hypothesis's new tokens into text. Finished hypotheses (they emitted the end token) are
     drawn in orange; each cell shows the text and its log-probability.
     """
     steps = trace[:max_steps] if max_steps else trace
-    rows = max(len(step) for step in steps)
-    fig, ax = plt.subplots(figsize=(1.45 * len(steps) + 0.6, 0.52 * rows + 1.0))
-    ax.set_xlim(-0.5, len(steps) - 0.5)
-    ax.set_ylim(rows - 0.5, -0.5)
-    for col, step in enumerate(steps):
-        for row, (tokens, log_p, finished) in enumerate(step):
+    width = max(len(step) for step in steps)
+    fig, ax = plt.subplots(figsize=(1.55 * width + 0.9, 0.5 * len(steps) + 0.8))
+    ax.set_xlim(-0.5, width - 0.5)
+    ax.set_ylim(len(steps) - 0.5, -0.5)
+    for row, step in enumerate(steps):
+        for col, (tokens, log_p, finished) in enumerate(step):
             colour = PALETTE["orange"] if finished else PALETTE["sky"]
-            ax.add_patch(Rectangle((col - 0.46, row - 0.42), 0.92, 0.84, facecolor=colour,
+            ax.add_patch(Rectangle((col - 0.47, row - 0.43), 0.94, 0.86, facecolor=colour,
                                    alpha=0.55, edgecolor="black", lw=0.5))
-            ax.text(col, row, f"{label(tokens)}\n{log_p:.2f}", ha="center", va="center",
-                    fontsize=7.5, family="monospace")
-    ax.set_xticks(range(len(steps)), [str(i + 1) for i in range(len(steps))])
-    ax.set_yticks([])
-    ax.set_xlabel("step (tokens generated)")
-    for side in ("left", "right", "top"):
+            ax.text(col, row, f"{label(tokens)}  {log_p:.2f}", ha="center", va="center",
+                    fontsize=8.5, family="monospace")
+    ax.set_yticks(range(len(steps)), [str(i + 1) for i in range(len(steps))])
+    ax.set_xticks([])
+    ax.set_ylabel("step (tokens generated)")
+    ax.set_xlabel("candidates kept or finished at that step, best first")
+    for side in ("bottom", "right", "top"):
         ax.spines[side].set_visible(False)
     fig.tight_layout()
     return fig
