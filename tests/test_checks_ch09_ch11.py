@@ -17,7 +17,7 @@ from tformer.checks import ch09, ch10, ch11
 GARBAGE = ["text", [1, 2], {"a": 1}, float("nan"), object()]
 ALL = [
     ch09.ex1, ch09.ex2, ch09.ex3, ch09.ex4, ch09.ex5,
-    ch10.ex1, ch10.ex2, ch10.ex3, ch10.ex4, ch10.ex5, ch10.ex6,
+    ch10.ex1, ch10.ex2, ch10.ex3, ch10.ex4, ch10.ex5, ch10.ex6, ch10.ex7,
     ch11.ex1, ch11.ex2, ch11.ex3, ch11.ex4, ch11.ex5, ch11.ex6,
 ]
 
@@ -39,6 +39,17 @@ def _top_k(logits, k, temperature):
     return probabilities
 
 
+def _modified_precision(candidate, references, n):
+    from collections import Counter
+
+    def grams(tokens):
+        return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+
+    counts, refs = grams(candidate), [grams(r) for r in references]
+    clipped = sum(min(c, max(r[g] for r in refs)) for g, c in counts.items())
+    return clipped, sum(counts.values())
+
+
 def _cached_step(query, key, value, keys, values):
     keys, values = torch.cat([keys, key[None]]), torch.cat([values, value[None]])
     output = F.scaled_dot_product_attention(query[None, None], keys[None], values[None])[0, 0]
@@ -57,21 +68,22 @@ def _tiled(queries, keys, values, tile_size):  # no tiling needed to be right
 
 
 RIGHT = {
-    ch09.ex1: {"tokens": 256, "cost_ratio": (256 / 196) ** 2},
+    ch09.ex1: {"tokens": 144, "values": 3072, "cost_ratio": (144 / 196) ** 2},
     ch09.ex2: {"Q": (2, 8, 5, 64), "K": (2, 8, 12, 64), "weights": (2, 8, 5, 12),
                "outputs": (2, 5, 512), "residual": "decoder"},
-    ch09.ex3: 6 * (4 * 512**2 + 4 * 512 + 2 * 512 * 2048 + 2048 + 512 + 4 * 512)
-    + 6 * (8 * 512**2 + 8 * 512 + 2 * 512 * 2048 + 2048 + 512 + 6 * 512),
+    ch09.ex3: 6 * (4 * 1024**2 + 4 * 1024 + 2 * 1024 * 4096 + 4096 + 1024 + 4 * 1024)
+    + 6 * (8 * 1024**2 + 8 * 1024 + 2 * 1024 * 4096 + 4096 + 1024 + 6 * 1024),
     ch09.ex4: _cross,
     ch09.ex5: lambda logits, targets: F.cross_entropy(
         logits.flatten(0, 1), targets.flatten(), ignore_index=-100
     ),
     ch10.ex1: (["<start>", "ein", "kleiner", "hund"], ["ein", "kleiner", "hund", "<end>"]),
     ch10.ex2: -(0.925 * math.log(0.7) + 0.075 * math.log(0.1)),
-    ch10.ex3: {"peak": 1 / math.sqrt(512 * 4000), "half_step": 16000},
+    ch10.ex3: {"peak": 1 / math.sqrt(256 * 2000), "quarter_step": 32000},
     ch10.ex4: _top_k,
-    ch10.ex5: 2 * 12 * 768 * 1024 * 8 * 4,
+    ch10.ex5: 2 * 24 * 1024 * 1024 * 4 * 2,
     ch10.ex6: _cached_step,
+    ch10.ex7: _modified_precision,
     ch11.ex1: {"naive_mib": 130.0, "tiled_mib": 33.0},
     ch11.ex2: {"pairs": 4_989_184, "fraction": 4_989_184 / 10**8},
     ch11.ex3: _merge,
@@ -96,13 +108,15 @@ def test_missing_and_garbage_never_crash(checker):
 @pytest.mark.parametrize(
     ("checker", "answer", "hint"),
     [
-        (ch09.ex1, {"tokens": 256, "cost_ratio": 256 / 196}, "ratio of token counts"),
+        (ch09.ex1, {"tokens": 144, "values": 3072, "cost_ratio": 144 / 196},
+         "ratio of token counts"),
         (ch09.ex2, {**RIGHT[ch09.ex2], "residual": "encoder"}, "decoder's own stream"),
-        (ch09.ex3, 12 * (4 * 512**2 + 4 * 512 + 2 * 512 * 2048 + 2560 + 2048), "decoder layers"),
+        (ch09.ex3, 12 * (4 * 1024**2 + 4 * 1024 + 2 * 1024 * 4096 + 5120 + 4096),
+         "decoder layers"),
         (ch10.ex1, (RIGHT[ch10.ex1][1], RIGHT[ch10.ex1][0]), "swapped"),
         (ch10.ex2, -math.log(0.7), "plain cross-entropy"),
-        (ch10.ex3, {"peak": 1 / math.sqrt(512 * 4000), "half_step": 8000}, "1/√s"),
-        (ch10.ex5, 2 * 12 * 768 * 1024 * 4, "one sequence"),
+        (ch10.ex3, {"peak": 1 / math.sqrt(256 * 2000), "quarter_step": 8000}, "1/√s"),
+        (ch10.ex5, 2 * 24 * 1024 * 1024 * 2, "one sequence"),
         (ch11.ex1, {"naive_mib": 65.0, "tiled_mib": 16.5}, "2 bytes"),
         (ch11.ex5, {"scores": 10_240_000, "wasted": 0.5}, "⌈T/w⌉"),
         (ch11.ex6, 171, "one short"),
@@ -138,7 +152,7 @@ def test_tensors_and_none_inside_answers_give_a_verdict(checker):
     for garbage in TENSOR_GARBAGE:
         assert checker(garbage).status in ("wrong", "not attempted"), (checker, garbage)
     for key_garbage in ({"tokens": torch.ones(2), "cost_ratio": None},
-                        {"peak": torch.ones(2), "half_step": torch.ones(2)},
+                        {"peak": torch.ones(2), "quarter_step": torch.ones(2)},
                         {"scores": torch.ones(2), "mib": "256"}):
         assert checker(key_garbage).status in ("wrong", "not attempted")
 

@@ -1,4 +1,5 @@
-"""Turning next-token logits into text: greedy, temperature and top-k sampling, KV-cache decoding.
+"""Turning next-token logits into text: greedy, temperature and top-k sampling, KV-cache decoding,
+beam search with the GNMT length penalty.
 
 A decoder predicts a distribution over the next token; generation picks one, appends it and
 repeats. With a KV cache (:class:`tformer.multihead.KVCache`) each step feeds only the new token:
@@ -8,8 +9,22 @@ earlier keys and values never change under a causal mask, so they are reused, no
 from __future__ import annotations
 
 import torch
+from torch import nn
 
 from tformer.model import GPT
+
+
+def length_penalty(length: int, alpha: float) -> float:
+    """GNMT's length penalty ``lp(Y) = ((5 + |Y|) / 6) ** α`` (Wu et al., 2016).
+
+    Beam search ranks a hypothesis by ``log P(Y) / lp(Y)``: a longer hypothesis has summed more
+    negative log-probabilities, and dividing by ``lp`` (which grows with ``|Y|``) offsets that
+    bias towards short outputs. ``α = 0`` gives ``lp = 1`` (raw log-probabilities);
+    *Attention Is All You Need* used ``α = 0.6`` with beam size 4.
+    """
+    if length < 0:
+        raise ValueError(f"length must be non-negative, got {length}")
+    return ((5 + length) / 6) ** alpha
 
 
 def sample_next(
@@ -95,9 +110,24 @@ def generate(
 
 @torch.no_grad()
 def beam_search(
-    model: GPT, prompt: torch.Tensor, n_new: int, *, beam_width: int = 4
+    model: GPT | nn.Module,
+    prompt: torch.Tensor,
+    n_new: int,
+    *,
+    beam_width: int = 4,
+    eos_id: int | None = None,
+    alpha: float = 0.0,
+    trace: list | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Beam search: keep the ``beam_width`` most probable continuations at every step.
+
+    With ``eos_id`` a hypothesis that emits it is *finished*: it leaves the beam and is scored
+    ``log P(Y) / lp(Y)`` with :func:`length_penalty` (``|Y|`` counts the new tokens, EOS
+    included); the search stops when ``beam_width`` hypotheses have finished or after ``n_new``
+    steps (unfinished beams then compete with their own normalised scores). Returns the
+    hypotheses best first, padded with ``eos_id`` to a common length, and their normalised
+    scores. ``trace``, if a list, receives one entry per step: a list of
+    ``(new tokens, log P, finished)`` for each hypothesis kept or finished at that step.
 
     Args:
         model: a decoder mapping tokens ``(B, T)`` to logits ``(B, T, n_vocab)``.
@@ -122,6 +152,8 @@ def beam_search(
         raise ValueError(
             f"prompt ({prompt.shape[1]}) + n_new ({n_new}) exceeds n_ctx = {model.config.n_ctx}"
         )
+    if eos_id is not None:
+        return _beam_search_eos(model, prompt.long(), n_new, beam_width, eos_id, alpha, trace)
     was_training = model.training
     model.eval()
     sequences = prompt.long()
@@ -132,5 +164,75 @@ def beam_search(
         scores, flat = torch.topk(candidates, min(beam_width, candidates.numel()))
         n_vocab = log_probs.shape[-1]
         sequences = torch.cat([sequences[flat // n_vocab], (flat % n_vocab)[:, None]], dim=1)
+        if trace is not None:
+            start = prompt.shape[1]
+            trace.append([(tuple(row[start:].tolist()), score.item(), False)
+                          for row, score in zip(sequences, scores)])
     model.train(was_training)
     return sequences, scores
+
+
+def _beam_search_eos(model, prompt, n_new, beam_width, eos_id, alpha, trace):
+    was_training = model.training
+    model.eval()
+    start = prompt.shape[1]
+    alive, alive_scores = prompt, torch.zeros(1, dtype=torch.float64)
+    finished: list[tuple[float, float, torch.Tensor]] = []  # (normalised, log P, tokens)
+    for _ in range(n_new):
+        log_probs = torch.log_softmax(model(alive)[:, -1].double(), dim=-1)
+        candidates = (alive_scores[:, None] + log_probs).flatten()
+        n_vocab = log_probs.shape[-1]
+        order = torch.argsort(candidates, descending=True)[: 2 * beam_width]
+        kept, kept_scores, step = [], [], []
+        for flat in order.tolist():
+            tokens = torch.cat([alive[flat // n_vocab], torch.tensor([flat % n_vocab])])
+            score = candidates[flat].item()
+            if flat % n_vocab == eos_id:
+                normalised = score / length_penalty(len(tokens) - start, alpha)
+                finished.append((normalised, score, tokens))
+                step.append((tuple(tokens[start:].tolist()), score, True))
+            elif len(kept) < beam_width:
+                kept.append(tokens)
+                kept_scores.append(score)
+                step.append((tuple(tokens[start:].tolist()), score, False))
+            if len(kept) == beam_width and len(step) >= beam_width:
+                break
+        if trace is not None:
+            trace.append(step)
+        if len(finished) >= beam_width or not kept:
+            break
+        alive, alive_scores = torch.stack(kept), torch.tensor(kept_scores, dtype=torch.float64)
+    else:
+        for tokens, score in zip(alive, alive_scores.tolist()):
+            finished.append((score / length_penalty(len(tokens) - start, alpha), score, tokens))
+    model.train(was_training)
+    finished.sort(key=lambda item: -item[0])
+    finished = finished[:beam_width]
+    width = max(len(tokens) for *_, tokens in finished)
+    padded = torch.full((len(finished), width), eos_id, dtype=torch.long)
+    for row, (*_, tokens) in enumerate(finished):
+        padded[row, : len(tokens)] = tokens
+    return padded, torch.tensor([item[0] for item in finished], dtype=torch.float64)
+
+
+@torch.no_grad()
+def greedy_decode(
+    model: nn.Module, source: torch.Tensor, max_new: int, *, bos_id: int, eos_id: int
+) -> torch.Tensor:
+    """Free-running greedy decoding of an encoder–decoder for a batch of sources ``(B, S_src)``.
+
+    The decoder starts from ``bos_id`` and is fed its *own* previous outputs; returns the
+    ``(B, max_new)`` generated tokens (positions after a row's first ``eos_id`` are ``eos_id``).
+    """
+    was_training = model.training
+    model.eval()
+    memory = model.encode(source)
+    tokens = torch.full((source.shape[0], 1), bos_id, dtype=torch.long)
+    done = torch.zeros(source.shape[0], dtype=torch.bool)
+    for _ in range(max_new):
+        next_token = model.decode(tokens, memory)[:, -1].argmax(-1)
+        next_token = torch.where(done, torch.full_like(next_token, eos_id), next_token)
+        done |= next_token == eos_id
+        tokens = torch.cat([tokens, next_token[:, None]], 1)
+    model.train(was_training)
+    return tokens[:, 1:]

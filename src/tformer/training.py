@@ -86,7 +86,9 @@ def train(
 ) -> TrainingLog:
     """Train ``model`` (tokens (B, T) → logits (B, T, n_vocab)) for ``n_steps`` AdamW steps.
 
-    ``get_batch()`` returns ``(inputs, targets)``, both (B, T) long. The learning rate warms up
+    ``get_batch()`` returns ``(inputs, targets)``, both (B, T) long; ``inputs`` may also be a
+    tuple of tensors, passed as ``model(*inputs)`` (an encoder–decoder's ``(source, target_in)``,
+    :mod:`tformer.encoder_decoder`). The learning rate warms up
     linearly over ``warmup`` steps, then follows a cosine decay to 10 % of ``lr`` (a short-run
     schedule; :func:`transformer_lr` is the original paper's long-run one). ``loss_fn`` defaults
     to :func:`next_token_loss`.
@@ -111,8 +113,13 @@ def train(
         for group in optimizer.param_groups:
             group["lr"] = rate
         inputs, targets = get_batch()
-        inputs, targets = inputs.to(device), targets.to(device)  # batches may come from the CPU
-        loss = loss_fn(model(inputs), targets)
+        if isinstance(inputs, tuple):  # e.g. (source, target) of an encoder-decoder
+            inputs = tuple(part.to(device) for part in inputs)  # batches may come from the CPU
+            logits = model(*inputs)
+        else:
+            inputs = inputs.to(device)
+            logits = model(inputs)
+        loss = loss_fn(logits, targets.to(device))
         if not torch.isfinite(loss):
             raise FloatingPointError(f"loss became {loss.item()} at step {step}; lower lr")
         optimizer.zero_grad(set_to_none=True)

@@ -8,12 +8,15 @@ chapter studies.
 from __future__ import annotations
 
 import math
+import random
+from collections import Counter
 from collections.abc import Mapping, Sequence
 
 import torch
 from torch.nn import functional as F
 
 from tformer.checks.core import (
+    Mistake,
     Wrong,
     as_number,
     call_reader,
@@ -69,20 +72,25 @@ def ex2(answer) -> None:
     expect_number(answer, expected, name="the smoothed loss", rel_tol=1e-4, rounding_tol=5e-3)
 
 
-@exercise("10.3", "The original learning-rate schedule")
+@exercise("10.3", "The original schedule on a smaller model")
 def ex3(answer) -> None:
-    """``answer``: dict ``{"peak": float, "half_step": int}`` for d = 512, warm-up 4,000."""
-    if not isinstance(answer, Mapping) or not {"peak", "half_step"} <= set(answer):
-        raise Wrong('answer should be a dict {"peak": ..., "half_step": ...}')
-    d, warmup = 512, 4000
+    """``answer``: dict ``{"peak": float, "quarter_step": int}`` for d = 256, warm-up 2,000."""
+    if not isinstance(answer, Mapping) or not {"peak", "quarter_step"} <= set(answer):
+        raise Wrong('answer should be a dict {"peak": ..., "quarter_step": ...}')
+    d, warmup = 256, 2000
     peak = (d * warmup) ** -0.5
-    expect_number(answer["peak"], peak, name="the peak learning rate", rel_tol=1e-3)
-    half_step = as_number(answer["half_step"], "the step where the rate has halved")
-    if half_step == 2 * warmup:
-        raise Wrong("after the peak the rate falls as 1/√s, not 1/s: halving needs 4× the step")
-    if half_step == warmup / 2:
-        raise Wrong("that is the half-way point of the warm-up; give the step *after* the peak")
-    expect_number(half_step, 4 * warmup, name="the step where the rate has halved")
+    given_peak = as_number(answer["peak"], "the peak learning rate")
+    if math.isclose(given_peak, warmup**-0.5, rel_tol=1e-3):
+        raise Wrong("the schedule is multiplied by d^(-1/2): the peak is (d·w)^(-1/2)")
+    if math.isclose(given_peak, (512 * 4000) ** -0.5, rel_tol=1e-3):
+        raise Wrong("that is the peak of the original model (d = 512, w = 4,000); "
+                    "use d = 256, w = 2,000")
+    expect_number(given_peak, peak, name="the peak learning rate", rel_tol=1e-3)
+    step = as_number(answer["quarter_step"], "the step where the rate is a quarter")
+    if step == 4 * warmup:
+        raise Wrong("after the peak the rate falls as 1/√s, not 1/s: at 4w it has only halved; "
+                    "a quarter needs 16× the warm-up step")
+    expect_number(step, 16 * warmup, name="the step where the rate is a quarter")
 
 
 def _reference_top_k(logits: torch.Tensor, k: int, temperature: float) -> torch.Tensor:
@@ -113,20 +121,25 @@ def ex4(answer) -> None:
         expect_tensor(probabilities, expected, name=name, axes=("vocabulary",), atol=1e-6)
 
 
-@exercise("10.5", "The KV cache of GPT-2 small")
+_KV = dict(layers=24, d=1024, tokens=1024, batch=4, bytes=2)
+
+
+@exercise("10.5", "The KV cache of GPT-2 medium in float16")
 def ex5(answer) -> None:
-    """``answer``: bytes of the float32 KV cache of GPT-2 small (12 layers, d = 768) for a
-    batch of 8 sequences of 1,024 tokens."""
-    layers, d, tokens, batch = 12, 768, 1024, 8
-    expected = 2 * layers * d * tokens * batch * 4
+    """``answer``: bytes of the float16 KV cache of GPT-2 medium (24 layers, d = 1024) for a
+    batch of 4 sequences of 1,024 tokens."""
+    k = _KV
+    numbers = 2 * k["layers"] * k["d"] * k["tokens"] * k["batch"]
+    expected = numbers * k["bytes"]
     answer = as_number(answer, "the cache size in bytes")
     if answer == expected // 2:
-        raise Wrong("the cache holds keys *and* values")
-    if answer == expected // 4:
-        raise Wrong("that is a number of floats; give bytes (4 per float32)")
-    if answer == expected // batch:
-        raise Wrong("that is one sequence; the batch has 8")
-    if answer == expected // layers:
+        raise Wrong("half the right size: the cache holds keys *and* values, and each float16 "
+                    "number takes 2 bytes — give bytes")
+    if answer == 2 * expected:
+        raise Wrong("float16 takes 2 bytes per number, not 4")
+    if answer == expected // k["batch"]:
+        raise Wrong("that is one sequence; the batch has 4")
+    if answer == expected // k["layers"]:
         raise Wrong("every layer has its own cache")
     expect_number(answer, expected, name="the cache size in bytes")
 
@@ -135,7 +148,7 @@ def ex5(answer) -> None:
 def ex6(answer) -> None:
     """``answer``: ``cached_step(query, new_key, new_value, cached_keys, cached_values)``.
 
-    ``query``, ``new_key``, ``new_value``: ``(d_k,)``; caches ``(t, d_k)``. Must return
+    ``query``, ``new_key``, ``new_value``: 1-D, ``(d_k,)``; caches ``(t, d_k)``. Must return
     ``(output (d_k,), keys (t + 1, d_k), values (t + 1, d_k))``.
     """
     generator = torch.Generator().manual_seed(6)
@@ -169,3 +182,160 @@ def ex6(answer) -> None:
                 raise Wrong("the new token must attend to itself too: append before attending")
         expect_tensor(output, full[t], name=f"the output at step {t}", axes=("features",),
                       atol=1e-6)
+
+
+def _reference_precision(candidate, references, n):
+    """Clipped n-gram matches by explicit list counting (independent of tformer.bleu)."""
+    grams = [tuple(candidate[i : i + n]) for i in range(len(candidate) - n + 1)]
+    clipped = 0
+    for gram in set(grams):
+        in_refs = [
+            sum(tuple(ref[i : i + n]) == gram for i in range(len(ref) - n + 1))
+            for ref in references
+        ]
+        clipped += min(grams.count(gram), max(in_refs))
+    return clipped, len(grams)
+
+
+def _precision_cases():
+    rng = random.Random(7)
+    words = ["a", "b", "c", "d", "e"]
+    cases = [
+        (["the", "the", "the", "the"], [["the", "cat"], ["the", "the", "mat"]], 1),
+        (["the", "cat", "sat", "on", "the", "mat"], [["the", "cat", "is", "on", "the", "mat"]], 2),
+        (["x", "y", "z"], [["a", "b", "c"]], 1),
+        (["a", "b"], [["a", "b", "c"]], 3),
+    ]
+    for _ in range(12):
+        candidate = [rng.choice(words) for _ in range(rng.randint(3, 9))]
+        refs = [[rng.choice(words) for _ in range(rng.randint(3, 9))]
+                for _ in range(rng.randint(1, 3))]
+        cases.append((candidate, refs, rng.randint(1, 3)))
+    return cases
+
+
+@exercise("10.7", "BLEU's modified n-gram precision")
+def ex7(answer) -> None:
+    """``answer``: ``modified_precision(candidate, references, n)`` → ``(clipped, total)``."""
+    for candidate, refs, n in _precision_cases():
+        expected = _reference_precision(candidate, refs, n)
+        result = call_reader(answer, list(candidate), [list(r) for r in refs], n,
+                             name="your modified_precision")
+        if not isinstance(result, tuple | list) or len(result) != 2:
+            raise Wrong("modified_precision should return a pair (clipped, total)")
+        clipped = as_number(result[0], "the clipped count")
+        total = as_number(result[1], "the total")
+        setting = f"(candidate {' '.join(candidate)!r}, n = {n})"
+        if (clipped, total) == expected:
+            continue
+        unclipped = sum(
+            1 for i in range(len(candidate) - n + 1)
+            if any(tuple(candidate[i : i + n]) == tuple(r[j : j + n])
+                   for r in refs for j in range(len(r) - n + 1))
+        )
+        grams = Counter(tuple(candidate[i : i + n]) for i in range(len(candidate) - n + 1))
+        summed = sum(
+            min(c, sum(sum(tuple(r[j : j + n]) == g for j in range(len(r) - n + 1))
+                       for r in refs))
+            for g, c in grams.items()
+        )
+        if total == expected[1] and clipped == unclipped != expected[0]:
+            raise Wrong(f"{setting}: clip each n-gram's count by its count in the reference")
+        if total == expected[1] and clipped == summed != expected[0]:
+            raise Wrong(f"{setting}: clip by the reference where the n-gram is most frequent "
+                        "(the maximum over references), not the sum over references")
+        if clipped == expected[0] and total != expected[1]:
+            raise Wrong(f"{setting}: the denominator is the number of the candidate's n-grams, "
+                        f"{expected[1]}")
+        raise Wrong(f"{setting}: expected {expected}, got ({clipped:g}, {total:g})")
+
+
+def _precision_unclipped(candidate, references, n):
+    grams = [tuple(candidate[i : i + n]) for i in range(len(candidate) - n + 1)]
+    ref_grams = {tuple(r[i : i + n]) for r in references for i in range(len(r) - n + 1)}
+    return sum(g in ref_grams for g in grams), len(grams)
+
+
+def _precision_summed(candidate, references, n):
+    grams = Counter(tuple(candidate[i : i + n]) for i in range(len(candidate) - n + 1))
+    refs = Counter()
+    for r in references:
+        refs.update(tuple(r[i : i + n]) for i in range(len(r) - n + 1))
+    return sum(min(c, refs[g]) for g, c in grams.items()), sum(grams.values())
+
+
+def _precision_reference_total(candidate, references, n):
+    clipped, _ = _reference_precision(candidate, references, n)
+    return clipped, max(len(r) - n + 1 for r in references)
+
+
+def _cached_unscaled(query, new_key, new_value, cached_keys, cached_values):
+    keys = torch.cat([cached_keys, new_key[None]])
+    values = torch.cat([cached_values, new_value[None]])
+    return torch.softmax(keys @ query, 0) @ values, keys, values
+
+
+def _cached_without_new(query, new_key, new_value, cached_keys, cached_values):
+    weights = torch.softmax(cached_keys @ query / math.sqrt(query.shape[-1]), 0)
+    keys = torch.cat([cached_keys, new_key[None]])
+    values = torch.cat([cached_values, new_value[None]])
+    return weights @ cached_values, keys, values
+
+
+def _top_k_no_temperature(logits, k, temperature):
+    kept = torch.topk(logits, k).indices
+    scaled = torch.full_like(logits, float("-inf"))
+    scaled[kept] = logits[kept]
+    return torch.softmax(scaled, -1)
+
+
+def _top_k_softmax_all(logits, k, temperature):
+    return torch.softmax(logits / temperature, -1)
+
+
+_RIGHT_SHIFT = (SENTENCE[:-1], SENTENCE[1:])
+
+MISTAKES: dict[str, list[Mistake]] = {
+    "10.1": [
+        Mistake("inputs and targets swapped", lambda: (_RIGHT_SHIFT[1], _RIGHT_SHIFT[0]),
+                "swapped"),
+        Mistake("no start or end token", lambda: (SENTENCE[1:-1], SENTENCE[1:-1]),
+                "begins with <start>"),
+    ],
+    "10.2": [
+        Mistake("plain cross-entropy", lambda: -math.log(0.7), "plain cross-entropy"),
+        Mistake("ε spread over the wrong tokens only",
+                lambda: 0.9 * -math.log(0.7) + 0.1 * math.log(10), "all n_vocab tokens"),
+    ],
+    "10.3": [
+        Mistake("decay as 1/s", lambda: {"peak": (256 * 2000) ** -0.5, "quarter_step": 8000},
+                "1/√s"),
+        Mistake("forgot d^(-1/2)", lambda: {"peak": 2000**-0.5, "quarter_step": 32000},
+                "d^(-1/2)"),
+        Mistake("the original model's numbers",
+                lambda: {"peak": (512 * 4000) ** -0.5, "quarter_step": 32000},
+                "original model"),
+    ],
+    "10.4": [
+        Mistake("temperature not applied", lambda: _top_k_no_temperature,
+                "temperature was not applied"),
+        Mistake("no top-k cut", lambda: _top_k_softmax_all, "must get probability 0"),
+    ],
+    "10.5": [
+        Mistake("float32 bytes", lambda: 2 * 24 * 1024 * 1024 * 4 * 4, "2 bytes per number"),
+        Mistake("one sequence", lambda: 2 * 24 * 1024 * 1024 * 2, "one sequence"),
+        Mistake("one layer", lambda: 2 * 1024 * 1024 * 4 * 2, "every layer"),
+        Mistake("numbers, not bytes", lambda: 2 * 24 * 1024 * 1024 * 4, "give bytes"),
+        Mistake("keys only", lambda: 24 * 1024 * 1024 * 4 * 2, "keys *and* values"),
+    ],
+    "10.6": [
+        Mistake("no 1/√d_k", lambda: _cached_unscaled, "√d_k"),
+        Mistake("attends before appending", lambda: _cached_without_new, "attend to itself"),
+    ],
+    "10.7": [
+        Mistake("counts not clipped", lambda: _precision_unclipped, "clip"),
+        Mistake("clipped by the sum over references", lambda: _precision_summed, "maximum"),
+        Mistake("divided by the reference's n-grams", lambda: _precision_reference_total,
+                "denominator"),
+    ],
+}

@@ -1,6 +1,7 @@
 """Small deterministic datasets, generated or shipped in the repository (no downloads).
 
 * :mod:`tformer.data.text` — a shipped generated text corpus and a character tokenizer (chapter 10).
+* :mod:`tformer.data.sorting` — sorting digit strings, the encoder–decoder's task (chapters 9–10).
 * :mod:`tformer.data.sequences` — repeated random token sequences for the induction lab (chapter 12).
 """
 
@@ -12,12 +13,16 @@ from tformer.data.sequences import (
     random_batch,
     repeated_batch,
 )
+from tformer.data.sorting import SortingBatch, decode_digits, encode_digits, sorting_batch
 from tformer.data.text import CharTokenizer, generate_corpus, load_text, make_batch
 
 __all__ = [
     "BOS",
     "CharTokenizer",
     "SequenceBatch",
+    "SortingBatch",
+    "decode_digits",
+    "encode_digits",
     "fixed_length_batch",
     "generate_corpus",
     "half_masks",
@@ -25,4 +30,5 @@ __all__ = [
     "make_batch",
     "random_batch",
     "repeated_batch",
+    "sorting_batch",
 ]

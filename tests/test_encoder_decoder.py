@@ -1,0 +1,162 @@
+"""tformer.encoder_decoder and tformer.data.sorting: wiring, masks, gradients, the trained sorter."""
+
+import pytest
+import torch
+
+from tformer.data.sorting import (
+    BOS,
+    EOS,
+    N_VOCAB,
+    decode_digits,
+    encode_digits,
+    sorting_batch,
+)
+from tformer.encoder_decoder import EncoderDecoder, EncoderDecoderConfig, train_sorter
+from tformer.generation import beam_search, generate, greedy_decode
+
+
+def _model(seed=0, **overrides):
+    torch.manual_seed(seed)
+    settings = dict(n_vocab=N_VOCAB, n_ctx=16, d=16, n_layers=2, n_heads=2) | overrides
+    return EncoderDecoder(EncoderDecoderConfig(**settings)).eval()
+
+
+def test_sorting_batch_is_sorted_and_shifted():
+    batch = sorting_batch(50, (3, 9), generator=torch.Generator().manual_seed(0))
+    length = batch.source.shape[1]
+    assert 3 <= length <= 9
+    assert batch.target_in.shape == batch.target_out.shape == (50, length + 1)
+    assert (batch.target_in[:, 0] == BOS).all() and (batch.target_out[:, -1] == EOS).all()
+    assert torch.equal(batch.target_in[:, 1:], batch.target_out[:, :-1])  # shifted by one
+    for source, out in zip(batch.source, batch.target_out):
+        assert decode_digits(out) == "".join(sorted(decode_digits(source)))
+    assert decode_digits(encode_digits("3071")) == "3071"
+    again = sorting_batch(50, (3, 9), generator=torch.Generator().manual_seed(0))
+    assert torch.equal(again.source, batch.source)
+
+
+def test_sorting_batch_errors():
+    with pytest.raises(ValueError, match="min_L"):
+        sorting_batch(2, (5, 3))
+    with pytest.raises(ValueError, match="batch_size"):
+        sorting_batch(0, 4)
+    with pytest.raises(ValueError, match="digits"):
+        encode_digits("3a")
+
+
+def test_shapes_and_cross_weights():
+    model = _model()
+    source, target = torch.randint(2, 12, (3, 7)), torch.randint(0, 12, (3, 5))
+    logits = model(source, target)
+    assert logits.shape == (3, 5, N_VOCAB)
+    weights = model.cross_weights()
+    assert len(weights) == 2 and all(w.shape == (3, 2, 5, 7) for w in weights)
+    torch.testing.assert_close(weights[0].sum(-1), torch.ones(3, 2, 5))
+    assert model.unembed.weight is model.embedding.weight  # tied W_U
+
+
+def test_decoder_is_causal_and_reads_the_whole_source():
+    model = _model(1)
+    source, target = torch.randint(2, 12, (1, 6)), torch.randint(0, 12, (1, 5))
+    with torch.no_grad():
+        base = model(source, target)
+        later = target.clone()
+        later[0, 4] = (later[0, 4] + 1) % 12
+        assert torch.equal(model(source, later)[0, :4], base[0, :4])
+        edited = source.clone()
+        edited[0, -1] = 2 + (edited[0, -1] - 1) % 10
+        assert ((model(edited, target) - base)[0].abs().amax(-1) > 0).all()
+
+
+def test_cut_cross_gradient_zeroes_exactly_the_encoders_gradient():
+    model = _model(2).train()
+    batch = sorting_batch(4, 5, generator=torch.Generator().manual_seed(1))
+
+    def encoder_grads(cut):
+        model.zero_grad()
+        model.cut_cross_gradient = cut
+        logits = model(*batch.inputs)
+        torch.nn.functional.cross_entropy(logits.flatten(0, 1), batch.target_out.flatten()
+                                          ).backward()
+        model.cut_cross_gradient = False
+        return logits.detach(), [p.grad for p in model.encoder.parameters()]
+
+    intact_logits, intact = encoder_grads(False)
+    cut_logits, cut = encoder_grads(True)
+    torch.testing.assert_close(intact_logits, cut_logits)  # the forward pass is unchanged
+    assert all(g is not None for g in intact) and sum(g.abs().sum() for g in intact) > 0
+    assert all(g is None for g in cut)
+    assert model.embedding.weight.grad is not None  # the shared embedding still learns
+
+
+def test_conditioned_decoder_matches_the_full_model_and_generation():
+    model = _model(3)
+    source = torch.randint(2, 12, (1, 6))
+    decoder = model.conditioned_on(source)
+    target = torch.randint(0, 12, (4, 5))
+    with torch.no_grad():
+        torch.testing.assert_close(decoder(target), model(source.expand(4, -1), target))
+    bos = torch.tensor([[BOS]])
+    tokens = generate(decoder, bos, 7, temperature=0.0, use_cache=False)[0, 1:]
+    free = greedy_decode(model, source, 7, bos_id=BOS, eos_id=EOS)[0]
+    # identical until the first EOS (greedy_decode pads with EOS afterwards)
+    stop = int((tokens == EOS).nonzero()[0]) + 1 if (tokens == EOS).any() else 7
+    assert torch.equal(tokens[:stop], free[:stop])
+    sequences, _ = beam_search(decoder, bos, 7, beam_width=1)
+    assert torch.equal(sequences[0, 1:], tokens)
+
+
+def test_errors():
+    model = _model()
+    with pytest.raises(ValueError, match="n_ctx"):
+        model(torch.randint(2, 12, (1, 20)), torch.zeros(1, 2, dtype=torch.long))
+    with pytest.raises(TypeError, match="integer"):
+        model(torch.zeros(1, 3), torch.zeros(1, 2, dtype=torch.long))
+    with pytest.raises(ValueError, match="divisible"):
+        EncoderDecoderConfig(n_vocab=12, d=10, n_heads=3)
+    with pytest.raises(ValueError, match="one source"):
+        model.conditioned_on(torch.zeros(2, 3, dtype=torch.long))
+
+
+
+@pytest.fixture
+def one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny models: more threads only add contention
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1])
+def test_trained_sorter_sorts_and_aligns(seed, one_thread):
+    """Chapter 9's claims, for two seeds: the model learns the task, its last cross-attention
+    layer puts most weight on the digit being written, and training with the cut leaves the
+    encoder exactly at its initial weights."""
+    model, log = train_sorter(seed)
+    untrained, _ = train_sorter(seed, n_steps=0)
+    test = sorting_batch(300, 8, generator=torch.Generator().manual_seed(5))
+    with torch.no_grad():
+        accuracy = (model(*test.inputs).argmax(-1) == test.target_out).float().mean().item()
+    assert log.final_loss < 0.5 and accuracy > 0.85
+
+    def best_head(m):
+        with torch.no_grad():
+            m(*test.inputs)
+        match = test.target_out[:, :-1, None] == test.source[:, None, :]
+        w = m.cross_weights()[-1][:, :, :-1]
+        return (w * match[:, None]).sum(-1).mean((0, 2)).max().item()
+
+    assert best_head(model) > 2 * best_head(untrained)
+    # exposure bias (chapter 10): free-running errors exceed teacher-forced ones
+    ten = sorting_batch(300, 10, generator=torch.Generator().manual_seed(7))
+    with torch.no_grad():
+        forced = model(*ten.inputs).argmax(-1)
+    free = greedy_decode(model, ten.source, 11, bos_id=BOS, eos_id=EOS)
+    forced_error = (forced != ten.target_out).float().mean(0)
+    free_error = (free != ten.target_out).float().mean(0)
+    assert free_error[:-1].mean() > 1.5 * forced_error[:-1].mean()
+    assert free_error[-2] > forced_error[-2]
+    frozen, _ = train_sorter(seed, cut_cross_gradient=True)
+    for a, b in zip(frozen.encoder.state_dict().values(), untrained.encoder.state_dict().values()):
+        assert torch.equal(a, b)
