@@ -74,7 +74,7 @@ def test_trace_exercise_right_answer() -> None:
         (ch04.ex2, (0.0, 16.0, 1.0), "standard deviation"),
         (ch04.ex2, (0.0, 256.0, 1 / 256), "√d_k"),
         (ch04.ex3, lambda p: -torch.outer(p, p), "diagonal"),
-        (ch04.ex4, (0.3768, 0.42), "Σ p_i²"),
+        (ch04.ex4, (0.3768, 0.42), "Σ a_i²"),
         (ch04.ex5, torch.softmax(torch.tensor([1.0, 4, 5]) / math.sqrt(2), -1), "temperature 1"),
         (ch04.ex5, torch.softmax(torch.tensor([1.0, 4, 5]) / 2, -1), "√d_k = √2"),
         (ch04.ex6, 64, "still below 0.8"),

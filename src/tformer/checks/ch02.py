@@ -242,7 +242,7 @@ def _wrong_lookup_unscaled(query, keys, values, c=1.0):
 
 
 def _ex7_no_sum_row():
-    # solves only the two coordinate equations (least squares), forgetting Σ p = 1
+    # solves only the two coordinate equations (least squares), forgetting Σ a = 1
     return torch.linalg.lstsq(LOOKUP_VALUES.T, torch.tensor([1.5, 1.5], dtype=torch.float64)).solution
 
 

@@ -83,46 +83,46 @@ def ex2(answer) -> None:
 
 @exercise("04.3", "The softmax Jacobian, implemented")
 def ex3(answer) -> None:
-    """``answer``: a function ``p (n,) -> J (n, n)`` with ``J[i, j] = ∂p_i/∂s_j``."""
+    """``answer``: a function ``a (n,) -> J (n, n)`` with ``J[i, j] = ∂a_i/∂s_j``."""
     generator = torch.Generator().manual_seed(43)
     rows = [3 * torch.randn(n, generator=generator, dtype=torch.float64) for n in (2, 5, 8)]
     rows.append(torch.tensor([40.0, 0.0, 0.0], dtype=torch.float64))  # saturated
     for scores in rows:
-        p = torch.softmax(scores, dim=-1)
+        a = torch.softmax(scores, dim=-1)
         expected = torch.autograd.functional.jacobian(lambda s: torch.softmax(s, dim=-1), scores)
-        value = to_array(call_reader(answer, p.clone(), name="your Jacobian function"),
+        value = to_array(call_reader(answer, a.clone(), name="your Jacobian function"),
                          "the Jacobian")
-        n = p.shape[0]
+        n = a.shape[0]
         if value.shape == (n, n):
-            if np.allclose(value, -np.outer(p, p), atol=1e-8):
-                raise Wrong("the diagonal is missing: J = diag(p) − p pᵀ")
-            if np.allclose(value, np.diag(p.numpy()), atol=1e-8):
-                raise Wrong("the off-diagonal part −p pᵀ is missing")
+            if np.allclose(value, -np.outer(a, a), atol=1e-8):
+                raise Wrong("the diagonal is missing: J = diag(a) − a aᵀ")
+            if np.allclose(value, np.diag(a.numpy()), atol=1e-8):
+                raise Wrong("the off-diagonal part −a aᵀ is missing")
         expect_tensor(value, expected, name=f"the Jacobian for n = {n}",
-                      axes=("outputs p_i", "scores s_j"), atol=1e-8, rtol=1e-6)
+                      axes=("outputs a_i", "scores s_j"), atol=1e-8, rtol=1e-6)
 
 
-_LOOKUP_P = torch.softmax(torch.tensor([1.0, 1.0, 2.0], dtype=torch.float64) / math.sqrt(2), -1)
+_LOOKUP_A = torch.softmax(torch.tensor([1.0, 1.0, 2.0], dtype=torch.float64) / math.sqrt(2), -1)
 
 
 @exercise("04.4", "The trace of the Jacobian, and its smallest value")
 def ex4(answer) -> None:
-    """``answer``: (trace of J at p = softmax((1, 1, 2)/√2), the smallest trace of a 4-key row
+    """``answer``: (trace of J at a = softmax((1, 1, 2)/√2), the smallest trace of a 4-key row
     whose largest weight is 0.7)."""
-    p = _LOOKUP_P
+    a = _LOOKUP_A
     trace, smallest = as_tuple(answer, 2, "(the trace, the smallest trace)")
     trace_value = _number(trace, "the trace")
-    if math.isclose(trace_value, float((p**2).sum()), rel_tol=1e-3):
-        raise Wrong("that is Σ p_i²; the trace is Σ p_i (1 − p_i) = 1 − Σ p_i²")
+    if math.isclose(trace_value, float((a**2).sum()), rel_tol=1e-3):
+        raise Wrong("that is Σ a_i²; the trace is Σ a_i (1 − a_i) = 1 − Σ a_i²")
     unscaled = torch.softmax(torch.tensor([1.0, 1.0, 2.0], dtype=torch.float64), -1)
     if math.isclose(trace_value, float(1 - (unscaled**2).sum()), rel_tol=1e-3):
         raise Wrong("those are the weights of unscaled scores; divide (1, 1, 2) by √d_k = √2")
-    expect_number(trace, float(1 - (p**2).sum()), name="the trace", rel_tol=1e-3,
+    expect_number(trace, float(1 - (a**2).sum()), name="the trace", rel_tol=1e-3,
                   rounding_tol=5e-3)
     smallest_value = _number(smallest, "the smallest trace")
     if math.isclose(smallest_value, 1 - 0.49 - 3 * 0.1**2, rel_tol=1e-3):
         raise Wrong("spreading the remaining 0.3 evenly gives the largest trace, not the "
-                    "smallest; to make Σ p_i² large, concentrate it")
+                    "smallest; to make Σ a_i² large, concentrate it")
     if math.isclose(smallest_value, 0.0, abs_tol=1e-6):
         raise Wrong("a trace of 0 needs a one-hot row, but the largest weight is fixed at 0.7")
     expect_number(smallest, 1 - 0.49 - 0.09, name="the smallest trace", rel_tol=1e-4,
@@ -174,12 +174,12 @@ def ex6(answer) -> None:
     expect_number(value, expected, name="d_k", rel_tol=0, abs_tol=0.5)
 
 
-def _jacobian_without_diagonal(p):
-    return -torch.outer(p, p)
+def _jacobian_without_diagonal(a):
+    return -torch.outer(a, a)
 
 
-def _jacobian_diagonal_only(p):
-    return torch.diag(p)
+def _jacobian_diagonal_only(a):
+    return torch.diag(a)
 
 
 MISTAKES: dict[str, list[Mistake]] = {
@@ -197,11 +197,11 @@ MISTAKES: dict[str, list[Mistake]] = {
         Mistake("diagonal only", lambda: _jacobian_diagonal_only, "off-diagonal"),
     ],
     "04.4": [
-        Mistake("Σ p_i² instead of the trace", lambda: (float((_LOOKUP_P**2).sum()), 0.42),
-                "Σ p_i²"),
+        Mistake("Σ a_i² instead of the trace", lambda: (float((_LOOKUP_A**2).sum()), 0.42),
+                "Σ a_i²"),
         Mistake("unscaled weights", lambda: (float(1 - (torch.softmax(
             torch.tensor([1.0, 1.0, 2.0]), -1) ** 2).sum()), 0.42), "√d_k"),
-        Mistake("remainder spread evenly", lambda: (float(1 - (_LOOKUP_P**2).sum()), 0.48),
+        Mistake("remainder spread evenly", lambda: (float(1 - (_LOOKUP_A**2).sum()), 0.48),
                 "largest trace"),
     ],
     "04.5": [
