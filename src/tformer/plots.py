@@ -141,12 +141,20 @@ def heatmap(
     return image
 
 
-def to_jshtml(animation: Animation, *, default_mode: str = "once", colours: int | None = None):
+def to_jshtml(
+    animation: Animation,
+    *,
+    default_mode: str = "once",
+    colours: int | None = None,
+    alt: str | None = None,
+):
     """Render an animation as a self-contained, scrubbable HTML player (``IPython.display.HTML``).
 
     The figure behind the animation is closed so the notebook does not also show a still copy.
     ``colours`` (e.g. 16) re-encodes every PNG frame with a palette of that many colours: flat
     charts (bars, lines, text) look the same and the page gets several times lighter.
+    ``alt`` becomes the frame image's alt text (a ``{glue:figure}``'s ``:alt:`` cannot reach an
+    image inside glued HTML, so screen readers otherwise get an unlabelled ``<img>``).
     """
     from IPython.display import HTML
 
@@ -154,6 +162,9 @@ def to_jshtml(animation: Animation, *, default_mode: str = "once", colours: int 
     plt.close(animation._fig)  # noqa: SLF001 - matplotlib keeps the figure only privately
     if colours is not None:
         html = _palette_frames(html, colours)
+    if alt is not None:
+        escaped = alt.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
+        html = html.replace('<img id="_anim_img', f'<img alt="{escaped}" id="_anim_img', 1)
     return HTML(html)
 
 
