@@ -103,51 +103,81 @@ def test_06_1_encoding_of_position_2():
     assert "swapped" in ch06.ex1([math.cos(2), math.sin(2), math.cos(0.02), math.sin(0.02)]).message
 
 
-def _shift_matrix(k, d, transpose=False):
+def _shift_matrix(k, d, transpose=False, concat=True):
+    # sines-then-cosines layout: the pair (i, i + d/2) gets one rotation
     matrix = torch.zeros(d, d, dtype=torch.float64)
     for i in range(d // 2):
         angle = k / 10000 ** (2 * i / d)
         block = torch.tensor([[math.cos(angle), -math.sin(angle)], [math.sin(angle), math.cos(angle)]])
-        matrix[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = block.T if transpose else block
+        block = block.T if transpose else block
+        index = [i, i + d // 2] if concat else [2 * i, 2 * i + 1]
+        for a in range(2):
+            for b in range(2):
+                matrix[index[a], index[b]] = block[a, b]
     return matrix
 
 
-def test_06_2_shift_matrix_and_its_transpose():
+def test_06_2_shift_matrix_of_the_concatenated_layout():
     assert ch06.ex2(_shift_matrix).passed
+    table = torch.tensor([[math.sin(p / 10000 ** (2 * i / 8)) for i in range(4)]
+                          + [math.cos(p / 10000 ** (2 * i / 8)) for i in range(4)]
+                          for p in range(10)], dtype=torch.float64)
+    torch.testing.assert_close(table[:-3] @ _shift_matrix(3, 8), table[3:])  # the reference
     verdict = ch06.ex2(lambda k, d: _shift_matrix(k, d, transpose=True))
     assert verdict.status == "wrong" and "transpose" in verdict.message
+    verdict = ch06.ex2(lambda k, d: _shift_matrix(k, d, concat=False))
+    assert verdict.status == "wrong" and "interleaved layout" in verdict.message
 
 
-def test_06_3_rope_score_and_ignoring_positions():
-    def rope_score_2d(query, key, n, m, theta):
-        angle = (n - m) * theta  # kᵀ R((n−m)θ) q written out
+def test_06_3_score_from_the_offset():
+    def score_from_offset(query, key, delta, theta):
+        # the reference: rotate the query by delta·θ, the key not at all (only n − m matters)
+        angle = delta * theta
         rotated = torch.stack([math.cos(angle) * query[0] - math.sin(angle) * query[1],
                                math.sin(angle) * query[0] + math.cos(angle) * query[1]])
         return float(key @ rotated)
 
-    assert ch06.ex3(rope_score_2d).passed
-    assert ch06.ex3(lambda q, k, n, m, theta: float(q @ k)).status == "wrong"
+    assert ch06.ex3(score_from_offset).passed
+    assert ch06.ex3(lambda q, k, delta, theta: float(q @ k)).status == "wrong"
 
 
 def test_06_4_position_costs():
-    assert ch06.ex4((1_048_576, 2_097_152, 0)).passed
-    assert "learns nothing" in ch06.ex4((1_048_576, 2_097_152, 64)).message
+    assert ch06.ex4((2_097_152, 512, 0, 0)).passed
+    assert "learns nothing" in ch06.ex4((2_097_152, 512, 0, 64)).message
+    assert "shared" in ch06.ex4((2_097_152, 12_288, 0, 0)).message
 
 
-def test_06_5_equivariance_pair():
-    layer, x, perm = ch06.equivariance_data()
-    d = x.shape[-1]
-    table = torch.zeros(5, d)
-    for p in range(5):
-        for i in range(d // 2):
-            table[p, 2 * i] = math.sin(p / 10000 ** (2 * i / d))
-            table[p, 2 * i + 1] = math.cos(p / 10000 ** (2 * i / d))
-    with torch.no_grad():
-        without = float((layer(x[perm]).outputs - layer(x).outputs[perm]).abs().max())
-        moved = float((layer(x[perm] + table).outputs - layer(x + table).outputs[perm]).abs().max())
-        carried = float((layer((x + table)[perm]).outputs - layer(x + table).outputs[perm]).abs().max())
-    assert ch06.ex5((without, moved)).passed
-    assert "do not move" in ch06.ex5((without, carried)).message
+def test_06_5_shift_every_position():
+    x, w_q, w_k = ch06.shift_data()
+
+    def rotate(v, positions):  # interleaved RoPE from 2 × 2 rotations, per row
+        out = v.clone()
+        for row, p in enumerate(positions.tolist()):
+            for i in range(v.shape[1] // 2):
+                a = p / 10000 ** (2 * i / v.shape[1])
+                c, s = math.cos(a), math.sin(a)
+                x0, x1 = v[row, 2 * i], v[row, 2 * i + 1]
+                out[row, 2 * i], out[row, 2 * i + 1] = c * x0 - s * x1, s * x0 + c * x1
+        return out
+
+    def rope(pos):
+        return rotate(x @ w_q, pos) @ rotate(x @ w_k, pos).T
+
+    start, moved = torch.arange(5), torch.arange(100, 105)
+    table = torch.zeros(105, 8, dtype=torch.float64)
+    for p in range(105):
+        for i in range(4):
+            table[p, 2 * i] = math.sin(p / 10000 ** (2 * i / 8))
+            table[p, 2 * i + 1] = math.cos(p / 10000 ** (2 * i / 8))
+
+    def added(rows):
+        return ((x + rows) @ w_q) @ ((x + rows) @ w_k).T
+
+    rope_gap = float((rope(moved) - rope(start)).abs().max())
+    added_gap = float((added(table[100:]) - added(table[:5])).abs().max())
+    assert rope_gap < 1e-9 < 1e-3 < added_gap
+    assert ch06.ex5((rope_gap, added_gap)).passed
+    assert "100 … 104" in ch06.ex5((rope_gap, 0.0)).message
 
 
 @pytest.mark.parametrize(("answer", "status"), [(46, "passed"), (45, "wrong"), (18, "wrong")])

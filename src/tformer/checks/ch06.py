@@ -1,8 +1,8 @@
 """Checkers for chapter 6, *Positions: sinusoidal, learned and rotary*.
 
 Expected values are computed here from the formulas with plain ``math``/``torch`` — never with
-:mod:`tformer.positions`, the code under study. Tokens are rows; the sinusoidal table follows
-eq. 12.6 (``PE[p, 2i] = sin(p ω_i)``, ``PE[p, 2i+1] = cos(p ω_i)``, ``ω_i = 10000^(−2i/d)``).
+:mod:`tformer.positions`, the code under study. Tokens are rows; the sinusoidal table is the
+chapter's (``PE[p, 2i] = sin(p ω_i)``, ``PE[p, 2i+1] = cos(p ω_i)``, ``ω_i = 10000^(−2i/d)``).
 """
 
 from __future__ import annotations
@@ -38,6 +38,12 @@ def _table(n_positions: int, d: int) -> torch.Tensor:
     return torch.tensor(rows, dtype=torch.float64)
 
 
+def _table_concat(n_positions: int, d: int) -> torch.Tensor:
+    """The sines-then-cosines layout: ``(sin pω_0 … sin pω_{d/2−1}, cos pω_0 … cos pω_{d/2−1})``."""
+    table = _table(n_positions, d)
+    return torch.cat((table[:, 0::2], table[:, 1::2]), dim=1)
+
+
 def _rotation(angle: float) -> torch.Tensor:
     return torch.tensor(
         [[math.cos(angle), -math.sin(angle)], [math.sin(angle), math.cos(angle)]],
@@ -62,109 +68,141 @@ def ex1(answer) -> None:
                   atol=1.5e-3, rtol=0, rounding_tol=1e-2)
 
 
-@exercise("06.2", "The shift matrix")
+@exercise("06.2", "The shift matrix of the sines-then-cosines layout")
 def ex2(shift_matrix) -> None:
-    """``shift_matrix(k, d) -> (d, d)`` with ``PE(p + k) = PE(p) @ M`` for every position p."""
+    """``shift_matrix(k, d) -> (d, d)`` with ``PE'(p + k) = PE'(p) @ M`` for every position p, where
+    ``PE'`` holds all sines first, then all cosines."""
     for k, d in [(1, 4), (3, 8), (10, 16), (7, 64)]:
         result = call_reader(shift_matrix, k, d, name="shift_matrix")
         matrix = to_array(result, "shift_matrix(k, d)")
         if matrix.shape != (d, d):
             raise Wrong(f"shift_matrix({k}, {d}) has shape {matrix.shape}, expected ({d}, {d})")
-        table = _table(40 + k, d).numpy()
-        shifted = table[:-k] @ matrix
-        if np.allclose(shifted, table[k:], atol=1e-6):
+        table = _table_concat(40 + k, d).numpy()
+        if np.allclose(table[:-k] @ matrix, table[k:], atol=1e-6):
             continue
+        interleaved = _table(40 + k, d).numpy()
+        if np.allclose(interleaved[:-k] @ matrix, interleaved[k:], atol=1e-6):
+            raise Wrong("that is the chapter's matrix for the interleaved layout (sin, cos pairs "
+                        "side by side); here coordinate i and i + d/2 form a pair, so cos kω_i and "
+                        "sin kω_i sit on the diagonals of four (d/2 × d/2) blocks")
         if np.allclose(table[:-k] @ matrix.T, table[k:], atol=1e-6):
-            raise Wrong("your matrix is the transpose: with rows PE(p) @ M the 2×2 block is "
-                        "[[cos kω, −sin kω], [sin kω, cos kω]]")
+            raise Wrong("your matrix is the transpose: with rows PE'(p) @ M the blocks are "
+                        "[[C, −S], [S, C]], C = diag(cos kω_i), S = diag(sin kω_i)")
         if np.allclose(table[:-k] @ np.linalg.inv(matrix), table[k:], atol=1e-6):
             raise Wrong("your matrix shifts by −k instead of +k (it is the inverse)")
-        raise Wrong(f"PE(p) @ shift_matrix({k}, {d}) differs from PE(p + {k}); build one 2×2 "
-                    "rotation block per frequency ω_i = 10000^(−2i/d)")
+        raise Wrong(f"PE'(p) @ shift_matrix({k}, {d}) differs from PE'(p + {k}); pair sin pω_i "
+                    "(coordinate i) with cos pω_i (coordinate i + d/2), ω_i = 10000^(−2i/d)")
 
 
-@exercise("06.3", "RoPE in two dimensions: the score depends on n − m")
-def ex3(rope_score_2d) -> None:
-    """``rope_score_2d(query (2,), key (2,), n, m, theta) -> float``: the score of the query
-    rotated by nθ and the key rotated by mθ."""
+@exercise("06.3", "RoPE in two dimensions: the score from the offset alone")
+def ex3(score_from_offset) -> None:
+    """``score_from_offset(query (2,), key (2,), delta, theta) -> float``: the RoPE score of a query
+    at n and a key at m with n − m = delta, written without rotation matrices."""
     generator = torch.Generator().manual_seed(63)
-    for trial in range(20):
+    for _trial in range(20):
         query = torch.randn(2, generator=generator, dtype=torch.float64)
         key = torch.randn(2, generator=generator, dtype=torch.float64)
         n, m = (int(x) for x in torch.randint(0, 50, (2,), generator=generator))
         theta = float(torch.rand((), generator=generator, dtype=torch.float64)) + 0.05
-        expected = float(key @ _rotation((n - m) * theta) @ query)  # eq. 12.7, right side
-        result = call_reader(rope_score_2d, query.clone(), key.clone(), n, m, theta,
-                             name="rope_score_2d")
-        value = to_array(result, "rope_score_2d(...)")
+        expected = float((_rotation(m * theta) @ key) @ (_rotation(n * theta) @ query))
+        result = call_reader(score_from_offset, query.clone(), key.clone(), n - m, theta,
+                             name="score_from_offset")
+        value = to_array(result, "score_from_offset(...)")
         if value.size != 1:
-            raise Wrong("rope_score_2d should return one number (a score)")
+            raise Wrong("score_from_offset should return one number (a score)")
         value = float(value.reshape(()))
-        if trial == 0 and math.isclose(value, float(query @ key), abs_tol=1e-9) and n != m:
-            raise Wrong("the score ignores the positions: rotate the query by nθ and the key by mθ")
-        if not math.isclose(value, expected, abs_tol=1e-8):
-            mirrored = float(key @ _rotation((m - n) * theta) @ query)
-            if math.isclose(value, mirrored, abs_tol=1e-8):
-                raise Wrong("the rotation goes the wrong way (angle −nθ or R(θ)ᵀ); use "
-                            "R(θ) = [[cos θ, −sin θ], [sin θ, cos θ]] applied to column vectors")
-            raise Wrong(f"for n = {n}, m = {m}, θ = {theta:.3f} the score should be "
-                        f"kᵀ R((n − m)θ) q = {expected:.6f}, got {value:.6f}")
+        if math.isclose(value, expected, abs_tol=1e-8):
+            continue
+        if n != m and math.isclose(value, float(query @ key), abs_tol=1e-9):
+            raise Wrong("the score ignores the offset: rotating q by nθ and k by mθ changes it")
+        phi, dot = (n - m) * theta, float(query @ key)
+        cross = float(query[0] * key[1] - query[1] * key[0])
+        if math.isclose(value, dot * math.cos(phi) - cross * math.sin(phi), abs_tol=1e-8):
+            raise Wrong("the sign of the sine term is flipped (that is the score for m − n): "
+                        "expand kᵀ R(φ) q with R(φ) = [[cos φ, −sin φ], [sin φ, cos φ]]")
+        no_theta = dot * math.cos(n - m) + cross * math.sin(n - m)
+        if math.isclose(value, no_theta, abs_tol=1e-8):
+            raise Wrong("the angle is (n − m)·θ, not n − m radians")
+        raise Wrong(f"for n − m = {n - m}, θ = {theta:.3f} the score should be {expected:.6f}, "
+                    f"got {value:.6f}")
+
+
+_COSTS = (2048 * 1024, 16 * 32, 0, 0)
 
 
 @exercise("06.4", "What positions cost")
 def ex4(answer) -> None:
-    """``answer``: (parameters of a learned table for n_ctx = 1024, d = 1024; for n_ctx = 2048,
-    d = 1024; of RoPE for any size)."""
-    expected = (1024 * 1024, 2048 * 1024, 0)
-    if not isinstance(answer, tuple | list) or len(answer) != 3:
-        raise Wrong("give a tuple of three integers")
+    """``answer``: parameters spent on positions by a 24-layer model with d = 1024, h = 16 and a
+    2,048-token context, for (a learned table, T5 biases with 32 buckets, ALiBi, RoPE)."""
+    if not isinstance(answer, tuple | list) or len(answer) != 4:
+        raise Wrong("give a tuple of four integers (learned table, T5 biases, ALiBi, RoPE)")
     if all(part is None for part in answer):
-        raise NotAttempted("fill in the three numbers")
-    names = ("the 1,024-position table", "the 2,048-position table", "RoPE")
-    for part, target, name in zip(answer, expected, names):
+        raise NotAttempted("fill in the four numbers")
+    names = ("the learned table", "the T5 biases", "ALiBi", "RoPE")
+    for part, target, name in zip(answer, _COSTS, names):
         if part is None:
             raise Wrong(f"the entry for {name} is missing")
-        if name == "RoPE" and part != 0:
-            raise Wrong("RoPE's angles are fixed functions of the position: it learns nothing")
+        if name == "the learned table" and part == 1024 * 1024:
+            raise Wrong("the context is 2,048 tokens: one row of d numbers per position")
+        if name == "the T5 biases" and part == 24 * 16 * 32:
+            raise Wrong("T5's table is shared by all layers: count it once, not per layer")
+        if name == "the T5 biases" and part == 32:
+            raise Wrong("every head has its own scalar per bucket")
+        if name in ("ALiBi", "RoPE") and part != 0:
+            raise Wrong(f"{name} learns nothing: its slopes or angles are fixed numbers")
         expect_number(part, target, name=f"the parameters of {name}")
 
 
-def equivariance_data() -> tuple[torch.nn.Module, torch.Tensor, torch.Tensor]:
-    """The data of exercise 06.5: a seeded ``SelfAttention(d=8, d_k=4)`` layer, ``x (T=5, d=8)``
-    and a permutation ``perm (5,)`` of the positions."""
-    from tformer.attention import SelfAttention
-
-    with torch.random.fork_rng():  # leave the reader's random state alone
-        torch.manual_seed(65)
-        layer = SelfAttention(8, 4)
-        x = torch.randn(5, 8)
-    perm = torch.tensor([3, 0, 4, 1, 2])
-    return layer, x, perm
+def shift_data() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The data of exercise 06.5: token vectors ``x (T=5, d=8)`` and one head's projections
+    ``W_Q``, ``W_K`` ``(d=8, d_k=8)`` (row convention, ``q = x @ W_Q``), seeded."""
+    generator = torch.Generator().manual_seed(65)
+    x, w_q, w_k = torch.randn(3, 8, 8, generator=generator, dtype=torch.float64)
+    return x[:5], w_q / math.sqrt(8), w_k / math.sqrt(8)
 
 
-@exercise("06.5", "Equivariance, with and without positions")
+def _rope_rows(x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    return _rope_reference(x, positions, "interleaved")
+
+
+def _shift_gaps(*, shift_queries_only: bool = False, same_table: bool = False):
+    x, w_q, w_k = shift_data()
+    start, moved = torch.arange(5), torch.arange(100, 105)
+
+    def rope_scores(pos_q, pos_k):
+        return _rope_rows(x @ w_q, pos_q) @ _rope_rows(x @ w_k, pos_k).T
+
+    rope_gap = rope_scores(moved, start if shift_queries_only else moved) - rope_scores(start, start)
+    table = _table(105, 8)
+
+    def added_scores(rows):
+        z = x + rows
+        return (z @ w_q) @ (z @ w_k).T
+
+    later = table[:5] if same_table else table[100:105]
+    table_gap = added_scores(later) - added_scores(table[:5])
+    return float(rope_gap.abs().max()), float(table_gap.abs().max())
+
+
+@exercise("06.5", "Shift every position: RoPE against an added table")
 def ex5(answer) -> None:
-    """``answer``: (largest |layer(x[perm]) − layer(x)[perm]| without positions, the same with
-    sinusoidal positions added after permuting)."""
+    """``answer``: (largest score change when every position moves from 0…4 to 100…104 under RoPE,
+    the same with the sinusoidal table added to the token vectors instead)."""
     if not isinstance(answer, tuple | list) or len(answer) != 2:
-        raise Wrong("give a pair (difference without positions, difference with positions)")
+        raise Wrong("give a pair (change under RoPE, change with the added table)")
     if all(part is None for part in answer):
         raise NotAttempted("fill in both differences")
-    without, with_positions = (float(to_array(part).reshape(-1)[0]) if to_array(part).size == 1
-                               else math.nan for part in answer)
-    if math.isnan(without) or math.isnan(with_positions):
+    rope, added = (float(to_array(part).reshape(-1)[0]) if to_array(part).size == 1
+                   else math.nan for part in answer)
+    if math.isnan(rope) or math.isnan(added):
         raise Wrong("each entry should be a single number (the largest absolute difference)")
-    if without > 1e-5:
-        raise Wrong(f"without positions the difference should be ~0 (equivariance), got "
-                    f"{without:.3g}: compare layer(x[perm]) with layer(x)[perm]")
-    if with_positions < 1e-3:
-        raise Wrong("with positions the difference is still ~0: add the *same* table "
-                    "PE[0…T−1] to both inputs after permuting — positions do not move with tokens")
-    layer, x, perm = equivariance_data()
-    table = _table(5, 8).to(x.dtype)
-    with torch.no_grad():
-        gap = layer(x[perm] + table).outputs - layer(x + table).outputs[perm]
-    expect_number(with_positions, float(gap.abs().max()), name="the difference with positions",
+    if rope > 1e-6:
+        raise Wrong(f"under RoPE the change should be ~0, got {rope:.3g}: move the queries *and* "
+                    "the keys to positions 100 … 104 — only n − m matters")
+    if added < 1e-3:
+        raise Wrong("with the added table the change is still ~0: add the rows of positions "
+                    "100 … 104 the second time, not those of 0 … 4")
+    expect_number(added, _shift_gaps()[1], name="the change with the added table",
                   rel_tol=1e-3, rounding_tol=5e-3)
 
 
@@ -275,24 +313,33 @@ MISTAKES: dict[str, list[Mistake]] = {
             hint="10000^(−2·1/4)"),
     ],
     "06.2": [
-        Mistake("transposed block", lambda: lambda k, d: _shift_matrix_variant(k, d, transpose=True),
-                hint="transpose"),
-        Mistake("shift by −k", lambda: lambda k, d: _shift_matrix_variant(k, d, inverse=True),
+        Mistake("the interleaved matrix of the chapter", lambda: lambda k, d: _shift_matrix_variant(k, d),
+                hint="interleaved layout"),
+        Mistake("transposed blocks", lambda: lambda k, d: _shift_matrix_variant(
+            k, d, transpose=True, concat=True), hint="transpose"),
+        Mistake("shift by −k", lambda: lambda k, d: _shift_matrix_variant(k, d, inverse=True, concat=True),
                 hint="transpose"),
     ],
     "06.3": [
-        Mistake("positions ignored", lambda: lambda q, k, n, m, theta: float(q @ k),
-                hint="ignores the positions"),
-        Mistake("rotation the wrong way", lambda: lambda q, k, n, m, theta: float(
-            k @ _rotation((m - n) * theta) @ q), hint="wrong way"),
+        Mistake("offset ignored", lambda: lambda q, k, delta, theta: float(q @ k),
+                hint="ignores the offset"),
+        Mistake("sine term with the wrong sign", lambda: lambda q, k, delta, theta: float(
+            q @ k) * math.cos(delta * theta) - float(q[0] * k[1] - q[1] * k[0]) * math.sin(
+            delta * theta), hint="sign of the sine term"),
+        Mistake("angle without θ", lambda: lambda q, k, delta, theta: float(q @ k) * math.cos(
+            delta) + float(q[0] * k[1] - q[1] * k[0]) * math.sin(delta), hint="not n − m radians"),
     ],
     "06.4": [
-        Mistake("RoPE given parameters", lambda: (1024 * 1024, 2048 * 1024, 128), hint="learns nothing"),
-        Mistake("one number instead of three", lambda: 1024 * 1024, hint="tuple of three"),
+        Mistake("T5 table counted per layer", lambda: (2048 * 1024, 24 * 16 * 32, 0, 0),
+                hint="shared by all layers"),
+        Mistake("context of 1,024", lambda: (1024 * 1024, 512, 0, 0), hint="2,048 tokens"),
+        Mistake("RoPE given parameters", lambda: (2048 * 1024, 512, 0, 128), hint="learns nothing"),
     ],
     "06.5": [
-        Mistake("compared without permuting", lambda: (0.5, 0.4), hint="equivariance"),
-        Mistake("positions moved with the tokens", lambda: (0.0, 0.0), hint="still ~0"),
+        Mistake("only the queries moved", lambda: _shift_gaps(shift_queries_only=True),
+                hint="*and* the keys"),
+        Mistake("table of the old positions", lambda: _shift_gaps(same_table=True),
+                hint="100 … 104"),
     ],
     "06.6": [
         Mistake("counted the other pairs", lambda: 64 - _TURNS, hint="do *not* complete"),
@@ -306,10 +353,16 @@ MISTAKES: dict[str, list[Mistake]] = {
 }
 
 
-def _shift_matrix_variant(k: int, d: int, *, transpose: bool = False, inverse: bool = False):
+def _shift_matrix_variant(k: int, d: int, *, transpose: bool = False, inverse: bool = False,
+                          concat: bool = False):
     matrix = torch.zeros(d, d, dtype=torch.float64)
+    half = d // 2
     for i, omega in enumerate(_frequencies(d)):
         angle = -k * omega if inverse else k * omega
         block = torch.tensor([[math.cos(angle), -math.sin(angle)], [math.sin(angle), math.cos(angle)]])
-        matrix[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = block.T if transpose else block
+        block = block.T if transpose else block
+        index = [i, i + half] if concat else [2 * i, 2 * i + 1]
+        for a in range(2):
+            for b in range(2):
+                matrix[index[a], index[b]] = block[a, b]
     return matrix
