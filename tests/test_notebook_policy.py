@@ -40,7 +40,9 @@ def _first_code_cell(notebook: nbformat.NotebookNode):
 def test_setup_cell_uses_configured_repository():
     url, branch = repository()
     assert url.startswith("https://github.com/"), url
-    assert f'git+{url}@{branch}"' in setup_cell_source()
+    source = setup_cell_source()
+    assert f'REPOSITORY = "{url}"' in source
+    assert f'git+{{REPOSITORY}}@{branch}"' in source
 
 
 def test_contributing_shows_the_canonical_setup_cell():

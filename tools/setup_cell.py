@@ -7,6 +7,7 @@ every notebook's first cell equals `setup_cell_source()` and carries the `hide-c
 Usage:
     .venv/bin/python tools/setup_cell.py            print the cell text
     .venv/bin/python tools/setup_cell.py --check    exit 1 if a notebook's setup cell differs
+    .venv/bin/python tools/setup_cell.py --fix      rewrite every notebook's setup cell
 """
 
 from __future__ import annotations
@@ -21,12 +22,15 @@ CONFIG = ROOT / "_config.yml"
 SETUP_TAG = "hide-cell"
 NOTEBOOK_DIRS = ("book", "solutions", "exercises")
 
+# IPython expands {REPOSITORY} in the %pip line, so every line fits the 79-column code box.
 TEMPLATE = """\
-# Setup: on Colab, install the book's package `tformer`; elsewhere it is already installed.
+# Setup: on Colab, install the book's package `tformer`;
+# anywhere else it is already installed.
 import sys
 
+REPOSITORY = "{url}"
 if "google.colab" in sys.modules:
-    %pip install -q "tformer @ git+{url}@{branch}\""""
+    %pip install -q "tformer @ git+{{REPOSITORY}}@{branch}\""""
 
 
 def repository(config_path: Path = CONFIG) -> tuple[str, str]:
@@ -70,14 +74,31 @@ def _check() -> int:
     bad = 0
     for path in notebooks():
         cells = nbformat.read(path, as_version=4).cells
-        first = cells[0] if cells else None
-        if first is None or first.cell_type != "code" or first.source.strip() != expected:
+        first = next((cell for cell in cells if cell.cell_type == "code"), None)
+        if first is None or first.source.strip() != expected:
             print(f"setup cell differs: {path.relative_to(ROOT)}")
             bad += 1
     return 1 if bad else 0
 
 
+def _fix() -> int:
+    """Replace the first code cell of every notebook by the canonical setup cell."""
+    import nbformat
+
+    expected = setup_cell_source()
+    for path in notebooks():
+        notebook = nbformat.read(path, as_version=4)
+        first = next((cell for cell in notebook.cells if cell.cell_type == "code"), None)
+        if first is not None and first.source.strip() != expected:
+            first.source = expected
+            nbformat.write(notebook, path)
+            print(f"fixed {path.relative_to(ROOT)}")
+    return 0
+
+
 if __name__ == "__main__":
     if "--check" in sys.argv[1:]:
         sys.exit(_check())
+    if "--fix" in sys.argv[1:]:
+        sys.exit(_fix())
     print(setup_cell_source())
