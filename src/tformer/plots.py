@@ -141,19 +141,28 @@ def heatmap(
     return image
 
 
-def to_jshtml(animation: Animation, *, default_mode: str = "once", colours: int | None = None):
+def to_jshtml(animation: Animation, *, default_mode: str = "once", colours: int | None = None,
+              alt: str | None = None):
     """Render an animation as a self-contained, scrubbable HTML player (``IPython.display.HTML``).
 
     The figure behind the animation is closed so the notebook does not also show a still copy.
     ``colours`` (e.g. 16) re-encodes every PNG frame with a palette of that many colours: flat
-    charts (bars, lines, text) look the same and the page gets several times lighter.
+    charts (bars, lines, text) look the same and the page gets several times lighter. ``alt``
+    becomes the player image's alt text (WCAG: every image gets one).
     """
+    import html as html_lib
+    import re
+
     from IPython.display import HTML
 
     html = animation.to_jshtml(default_mode=default_mode)
     plt.close(animation._fig)  # noqa: SLF001 - matplotlib keeps the figure only privately
     if colours is not None:
         html = _palette_frames(html, colours)
+    if alt is not None:
+        html = re.sub(r'<img id="(_anim_img\w+)"',
+                      lambda match: f'<img id="{match.group(1)}" alt="{html_lib.escape(alt)}"',
+                      html, count=1)
     return HTML(html)
 
 
