@@ -5,8 +5,9 @@ Usage: .venv/bin/python bench/ch08_prepost_seeds.py [n_seeds=10]
 For every seed it trains the chapter's character-level stacks (:mod:`tformer.normalisation`,
 80 AdamW steps, lr 3e-3, no clipping) — pre- and post-norm, L ∈ {2, 6, 8}, with and without a
 20-step warm-up — plus the L = 6 stacks at lr 1e-2, and probes the gradients at initialisation
-for L ∈ {2, 16}. It prints, per claim, in how many seeds it holds. The chapter states a claim as
-a fact only if it holds for at least 8 of 10 seeds. Timings are printed, never asserted.
+for L ∈ {2, 16}, also with the embeddings scaled by 50 (standard deviation 1). It prints, per
+claim, in how many seeds it holds. The chapter states a claim as a fact only if it holds for at
+least 8 of 10 seeds. Timings are printed, never asserted.
 """
 
 from __future__ import annotations
@@ -58,6 +59,12 @@ def main(n_seeds: int = 10) -> int:
               top["pre", 16] < top["pre", 2])
         tally("init: post-norm top-layer gradient at L=16 within 25% of L=2",
               0.8 < top["post", 16] / top["post", 2] < 1.25)
+        scaled = {(norm, n): probe_gradients(make_stack(norm, n, seed, embedding_scale=50.0))[-1]
+                  for norm in ("pre", "post") for n in (2, 16)}
+        tally("init, embeddings x 50: pre-norm top-layer gradient at L=16 within 25% of L=2",
+              0.8 < scaled["pre", 16] / scaled["pre", 2] < 1.25)
+        tally("init, embeddings x 50: post / pre top-layer gradient at L=16 in (0.7, 1.4)",
+              0.7 < scaled["post", 16] / scaled["pre", 16] < 1.4)
         for norm in ("pre", "post"):
             grads = probe_gradients(make_stack(norm, 6, seed))
             if norm == "pre":

@@ -32,6 +32,18 @@ def test_gradients_at_initialisation(seed):
     assert max(post) / min(post) < 1.25  # level across the layers
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_unit_scale_embeddings_remove_both_effects(seed):
+    plain, scaled = make_stack("pre", 2, seed), make_stack("pre", 2, seed, embedding_scale=50.0)
+    torch.testing.assert_close(scaled.token_embedding.weight, 50 * plain.token_embedding.weight)
+    torch.testing.assert_close(scaled.blocks[0].mlp.fc_in.weight, plain.blocks[0].mlp.fc_in.weight)
+    assert 0.9 < scaled.token_embedding.weight.detach().std().item() < 1.1
+    top = {(norm, n): probe_gradients(make_stack(norm, n, seed, embedding_scale=50.0))[-1]
+           for norm in ("pre", "post") for n in (2, 16)}
+    assert 0.8 < top["pre", 16] / top["pre", 2] < 1.25  # no fall with depth
+    assert 0.7 < top["post", 16] / top["pre", 16] < 1.4  # post-norm about as large
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_trained_stacks(seed):

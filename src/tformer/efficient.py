@@ -215,9 +215,11 @@ def tiled_attention_io(n_positions: int, d_k: int, query_tile: int) -> int:
 
     Each of the ``⌈T/b⌉`` query tiles of ``b`` rows is read once and its output written once
     (``2Td`` in all); for every query tile all ``T`` keys and values stream through SRAM
-    (``2Td`` per query tile). ``S`` and ``P`` never leave SRAM. Total ``2Td + 2Td·⌈T/b⌉``. With
-    the largest tile that fits in an SRAM of ``M`` elements, ``b ≈ M/(4d)``, this is
-    ``Θ(T²d²/M)`` (Dao et al., 2022, Theorem 2).
+    (``2Td`` per query tile). ``S`` and ``P`` never leave SRAM. Total ``2Td + 2Td·⌈T/b⌉``,
+    whatever the key tile. With ``b = ⌈M/(4d)⌉`` queries against key tiles of at most ``d`` rows
+    (Dao et al.'s block shapes, which fit an SRAM of ``M ≥ 8d²`` elements) this is
+    ``Θ(T²d²/M)`` (Dao et al., 2022, Theorem 2); with square tiles (:func:`query_tile_for_sram`)
+    ``b`` grows only like ``√M`` once ``M`` is well above ``d²``.
     """
     if query_tile < 1:
         raise ValueError(f"query_tile must be ≥ 1, got {query_tile}")

@@ -43,10 +43,13 @@ def corpus() -> tuple[CharTokenizer, torch.Tensor]:
 
 
 def make_stack(norm: Norm, n_layers: int, seed: int,
-               settings: StackSettings = StackSettings()) -> GPT:
+               settings: StackSettings = StackSettings(), *,
+               embedding_scale: float = 1.0) -> GPT:
     """A GPT with ``n_layers`` ``norm``-blocks (``"pre"`` or ``"post"``), GPT-2's initialisation.
 
     A pre-norm stack gets the final LayerNorm GPT-2 has; a post-norm stack already ends in one.
+    ``embedding_scale`` multiplies the token and position embeddings after initialisation (an
+    intervention: ``50`` turns GPT-2's standard deviation 0.02 into 1, same random draws).
     """
     tokenizer, _ = corpus()
     torch.manual_seed(seed)
@@ -54,7 +57,13 @@ def make_stack(norm: Norm, n_layers: int, seed: int,
         n_vocab=tokenizer.n_vocab, d=settings.d, n_layers=n_layers, n_heads=settings.n_heads,
         n_ctx=settings.n_ctx, norm=norm, final_norm=norm == "pre",
     )
-    return GPT(config)
+    model = GPT(config)
+    if embedding_scale != 1.0:
+        with torch.no_grad():
+            model.token_embedding.weight.mul_(embedding_scale)
+            if model.position_embedding is not None:
+                model.position_embedding.weight.mul_(embedding_scale)
+    return model
 
 
 def probe_batch(settings: StackSettings = StackSettings()) -> tuple[torch.Tensor, torch.Tensor]:
