@@ -119,3 +119,6 @@ def test_math_is_typeset_with_assistive_mathml():
     assert out.count("<mjx-container") == 2 and out.count("<mjx-assistive-mml") == 2
     assert "<msqrt>" in out and "\\sqrt" not in out
     assert '<style id="book-math-css">' in out and 'url("../fonts/MathJax_' in out
+    css = out[out.index('<style id="book-math-css">'):out.index("</style>")]
+    assert css.count("{") == css.count("}"), "unbalanced math CSS"
+    assert css.endswith("font-size:calc(1ex / 0.442)}")

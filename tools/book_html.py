@@ -345,12 +345,11 @@ def render_math(page: str, font_url: str, pagename: str) -> str:
         return page
     math = [(tex, display) for _, _, tex, display in found]
     result = RENDERER.render(math, font_url)
-    retry = [i for i, out in enumerate(result["html"]) if out is None and found[i][3]]
-    if retry:
-        second = RENDERER.render([(_unsplit(math[i][0]), True) for i in retry], font_url)
-        for i, out in zip(retry, second["html"], strict=True):
-            result["html"][i] = out
-        result["css"] = _merge_css(result["css"], second["css"])
+    failed = {i for i, out in enumerate(result["html"]) if out is None and found[i][3]}
+    if failed:  # once more, with the display equations that failed unwrapped (one CSS sheet)
+        math = [(_unsplit(tex), display) if i in failed else (tex, display)
+                for i, (tex, display) in enumerate(math)]
+        result = RENDERER.render(math, font_url)
     pieces, last = [], 0
     for (match, prefix, tex, _display), out in zip(found, result["html"], strict=True):
         if out is None:
@@ -377,12 +376,6 @@ def _trim_math(markup: str) -> str:
     markup = markup.replace(' xmlns="http://www.w3.org/1998/Math/MathML"', "")
     markup = markup.replace(' unselectable="on"', "")
     return re.sub(r'(<mjx-container [^>]*?) style="position: relative;"', r"\1", markup)
-
-
-def _merge_css(first: str, second: str) -> str:
-    blocks = first.split("\n}\n")
-    seen = set(blocks)
-    return "\n}\n".join(blocks + [b for b in second.split("\n}\n") if b not in seen])
 
 
 def _minify_css(css: str) -> str:
