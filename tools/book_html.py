@@ -308,9 +308,17 @@ class TexRenderer:
                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 )
             request = json.dumps({"math": math, "fontURL": font_url})
-            self._process.stdin.write(request + "\n")
-            self._process.stdin.flush()
-            return json.loads(self._process.stdout.readline())
+            try:
+                self._process.stdin.write(request + "\n")
+                self._process.stdin.flush()
+                reply = self._process.stdout.readline()
+            except BrokenPipeError:
+                reply = ""
+            if not reply:
+                self._process = None
+                raise RuntimeError("tools/tex_render.js stopped: is mathjax-full installed "
+                                   "(pinned in package-lock.json)? Run `make setup`.")
+            return json.loads(reply)
 
     def close(self, *args) -> None:
         if self._process is not None:
