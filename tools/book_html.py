@@ -1,22 +1,34 @@
-"""A small Sphinx extension (loaded from `_config.yml`) that keeps the built HTML offline and clean.
+"""A small Sphinx extension (loaded from `_config.yml`) that keeps the built HTML offline, light and
+accessible (WCAG 2.1 AA; issue 15). Each concern is one function, connected in :func:`setup`.
 
-* matplotlib's ``to_jshtml`` players link Font Awesome 4 from a CDN for their button icons; the
-  theme already ships Font Awesome (which draws those ``fa fa-play`` icons), so the link is dropped
-  instead of leaving every animated page with a failing request when the reader is offline.
-* MathJax is loaded on every page, not only on pages with equations: a chapter title with math
-  (e.g. "Why divide by $\\sqrt{d_k}$") appears in the navigation of every page, and would stay raw
-  TeX on pages without equations of their own (the references, the execution status).
+* **Plain-text titles** (:func:`tex_to_text`, :func:`plain_titles`): a title with math ("Why divide
+  by $\\sqrt{d_k}$") is plain Unicode text ("Why divide by √dₖ") wherever it is a label — the
+  ``<title>``, the navigation, the page's table of contents, previous/next links, the search index.
+  The page's own heading keeps its typeset math.
+* **Figure alt text** (:func:`figure_alt`): a figure image without alt text gets its caption's
+  first sentence (docutils would otherwise use the file name).
+* **Meta description** (:func:`meta_description`): from the page's first paragraph.
+* **Scripts a page uses** (:func:`page_scripts`): the ipywidgets manager (and the MathJax runtime it
+  typesets labels with) only on pages where a widget view is rendered; duplicate sphinx-thebe
+  configuration scripts removed (a JavaScript error otherwise).
+* **Math at build time** (:class:`TexRenderer`, :func:`render_math`): every TeX expression is
+  typeset by MathJax 3 (mathjax-full, pinned) in Node during the build; pages carry the CommonHTML
+  output, its assistive MathML for screen readers and the CSS for their own characters, and need no
+  MathJax runtime. A TeX error is a build warning (an error under ``-W``).
+* **Icons as inline SVG** (:func:`inline_icons`): the theme's Font Awesome script (1.4 MB, which
+  swaps ``<i class="fa-…">`` for SVG at run time) is replaced by the same SVG paths in the HTML.
+* **Accessible markup** (:func:`accessible_markup`): names for the navigation's fold toggles, no
+  aria-label that hides a button's visible text, landmarks for the sidebar, list roles of the
+  bibliography, no empty table headers, an image's size in its tag.
+* matplotlib's ``to_jshtml`` players link Font Awesome 4 from a CDN; the link is dropped.
 * The bibliography is labelled by author and year ("Vaswani et al., 2017"), the same text the
-  author-year citations in the chapters show, so a reader finds a cited work in the list at a
-  glance (pybtex's stock styles label entries [1], [2], … or [VSP+17]).
+  author-year citations in the chapters show.
 * The download menu offers the whole book as a PDF (``attention-executed.pdf``, printed by
   ``tools/pdf_book.py`` next to the HTML) instead of the theme's "print this page" button.
 * Figures are rendered at twice the resolution they are shown at (``tformer.plots``: "retina"
   PNGs, sharp on high-density screens and in print). After the build, each such image gets a 1x
   copy (``NAME.1x.png``) and ``srcset``, so a standard screen downloads only the image at the size
   it is shown and a high-density screen or the PDF printer takes the 2x file.
-* sphinx-thebe registers its inline configuration script once per read phase, so a page can carry
-  two ``const THEBE_JS_URL`` declarations, a JavaScript error on every page; duplicates are removed.
 * An exercise page (``book/exercises/NN_slug.md``, generated markdown) gets the same launch menu
   (the rocket) as a chapter, opening the reader's copy ``exercises/NN_slug.ipynb`` on Colab and
   Binder: the theme gives launch buttons to notebook pages only.
@@ -24,34 +36,589 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import html
+import json
 import re
+import shutil
+import struct
+import subprocess
+import threading
 from pathlib import Path
 
+from docutils import nodes
 from pybtex.plugin import register_plugin
 from pybtex.style.formatting.unsrt import Style as UnsrtStyle
 from pybtex.style.labels import BaseLabelStyle
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+ROOT = Path(__file__).resolve().parent.parent
 
 FONT_AWESOME_CDN = re.compile(
     r"<link[^>]*href=\"https?://[^\"]*font-awesome[^\"]*\"[^>]*>\s*", re.IGNORECASE
 )
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 
-def _page_context(app, pagename, templatename, context, doctree) -> None:
-    if "body" in context:
-        context["body"] = FONT_AWESOME_CDN.sub("", context["body"])
+# --- plain-text titles ---------------------------------------------------------------------------
+
+GREEK = {
+    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε",
+    "zeta": "ζ", "eta": "η", "theta": "θ", "vartheta": "ϑ", "iota": "ι", "kappa": "κ",
+    "lambda": "λ", "mu": "μ", "nu": "ν", "xi": "ξ", "pi": "π", "rho": "ρ", "sigma": "σ",
+    "tau": "τ", "upsilon": "υ", "phi": "ϕ", "varphi": "φ", "chi": "χ", "psi": "ψ", "omega": "ω",
+    "Gamma": "Γ", "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ", "Xi": "Ξ", "Pi": "Π", "Sigma": "Σ",
+    "Phi": "Φ", "Psi": "Ψ", "Omega": "Ω",
+}
+SYMBOLS = {
+    "times": "×", "cdot": "·", "to": "→", "rightarrow": "→", "leftarrow": "←", "mapsto": "↦",
+    "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "ne": "≠", "neq": "≠", "approx": "≈",
+    "sim": "∼", "infty": "∞", "sum": "∑", "prod": "∏", "top": "⊤", "in": "∈", "ldots": "…",
+    "dots": "…", "cdots": "⋯", "pm": "±", "mid": "|", "ell": "ℓ", "odot": "⊙", "otimes": "⊗",
+    "oplus": "⊕", "nabla": "∇", "partial": "∂", "propto": "∝", "equiv": "≡", "cdotp": "·",
+    "lVert": "‖", "rVert": "‖", "Vert": "‖", "|": "‖", "langle": "⟨", "rangle": "⟩",
+    "{": "{", "}": "}", "%": "%", "$": "$", "&": "&", "#": "#", "_": "_",
+    ",": "\u2009", ";": " ", ":": " ", " ": " ", "quad": " ", "qquad": "  ", "!": "", "\\": " ",
+}
+TEXT_COMMANDS = {
+    "text", "mathrm", "mathbf", "mathit", "mathsf", "mathtt", "mathcal", "mathbb", "boldsymbol",
+    "bm", "operatorname", "textbf", "textit", "emph", "texttt", "textrm", "mathbfit", "hat",
+    "tilde", "bar", "vec", "overline", "widehat", "mbox",
+}
+RELATIONS = set("→←↦≤≥≠≈∼∈∝≡×")
+IGNORED = {"left", "right", "big", "Big", "bigg", "Bigg", "bigl", "bigr", "Bigl", "Bigr",
+           "displaystyle", "textstyle", "limits", "nolimits"}
+SUBSCRIPT = dict(zip("0123456789+-=()aehijklmnoprstuvxβγρφχ",
+                     "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓᵦᵧᵨᵩᵪ", strict=True))
+SUPERSCRIPT = dict(zip("0123456789+-=()inT⊤−",
+                       "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁱⁿᵀᵀ⁻", strict=True))
+
+
+def tex_to_text(tex: str) -> str:
+    """A plain-text (Unicode) reading of a short TeX expression: ``\\sqrt{d_k}`` → ``√dₖ``."""
+    text, _ = _tex_run(tex.strip(), 0, stop=None)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _tex_run(tex: str, i: int, stop: str | None) -> tuple[str, int]:
+    out: list[str] = []
+    while i < len(tex):
+        char = tex[i]
+        if stop is not None and char == stop:
+            return "".join(out), i + 1
+        piece, i = _tex_atom(tex, i)
+        if piece in ("_", "^"):
+            script, i = _tex_atom(tex, i)
+            table = SUBSCRIPT if piece == "_" else SUPERSCRIPT
+            if script and all(c in table for c in script):
+                out.append("".join(table[c] for c in script))
+            else:
+                out.append(piece + script)
+            continue
+        out.append(piece)
+    return "".join(out), i
+
+
+def _tex_atom(tex: str, i: int) -> tuple[str, int]:
+    """One unit of TeX at ``i``: a group, a command with its arguments, or a character."""
+    char = tex[i]
+    if char == "{":
+        return _tex_run(tex, i + 1, stop="}")
+    if char in "_^":
+        return char, i + 1
+    if char == "~":
+        return " ", i + 1
+    if char != "\\":
+        return char, i + 1
+    match = re.match(r"\\([A-Za-z]+|.)", tex[i:])
+    if match is None:
+        return "", i + 1
+    name, i = match.group(1), i + match.end()
+    if name.isalpha():
+        while i < len(tex) and tex[i] == " ":
+            i += 1
+    if name == "sqrt":
+        arg, i = _tex_arg(tex, i)
+        return "√" + _simple(arg), i
+    if name in ("frac", "dfrac", "tfrac"):
+        top, i = _tex_arg(tex, i)
+        bottom, i = _tex_arg(tex, i)
+        return f"{_simple(top)}/{_simple(bottom)}", i
+    if name in TEXT_COMMANDS:
+        return _tex_arg(tex, i)
+    if name in IGNORED:
+        return "", i
+    if name in GREEK:
+        return GREEK[name], i
+    if name in SYMBOLS:
+        symbol = SYMBOLS[name]
+        return (f" {symbol} " if symbol in RELATIONS else symbol), i
+    return name, i  # \log, \exp, \max, \softmax …: the name reads as itself
+
+
+def _simple(text: str) -> str:
+    """``text`` as one operand: in parentheses if it has an operator or a space in it."""
+    return f"({text})" if re.search(r"[\s+\-−/=<>×·]", text) else text
+
+
+def _tex_arg(tex: str, i: int) -> tuple[str, int]:
+    while i < len(tex) and tex[i] == " ":
+        i += 1
+    if i >= len(tex):
+        return "", i
+    return _tex_atom(tex, i)
+
+
+def _plain_copy(node: nodes.Node) -> None:
+    """Replace every math node below ``node`` by its plain-text reading, in place."""
+    for math in list(node.findall(nodes.math)):
+        math.parent.replace(math, nodes.Text(tex_to_text(math.astext())))
+
+
+def plain_titles(app, doctree) -> None:
+    """Plain-text titles and table-of-contents entries for the page just read (doctree-read,
+    after Sphinx's title and toc collectors)."""
+    env = app.env
+    docname = env.docname
+    for store in (env.titles, env.longtitles, env.tocs):
+        if docname in store:
+            _plain_copy(store[docname])
+
+
+def plain_text(node: nodes.Node) -> str:
+    """A node's text with its math read as plain text."""
+    copy = node.deepcopy()
+    _plain_copy(copy)
+    return re.sub(r"\s+", " ", copy.astext()).strip()
+
+
+# --- figure alt text -----------------------------------------------------------------------------
+
+SENTENCE_END = re.compile(r"[.!?](?=\s+[A-Z0-9(“\"])")
+ABBREVIATIONS = ("fig.", "figs.", "eq.", "eqs.", "e.g.", "i.e.", "cf.", "vs.", "al.", "ch.",
+                 "sec.", "no.", "approx.", "resp.", "p.", "pp.")
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of a caption (a full stop after "fig.", "e.g." … does not end it)."""
+    text = re.sub(r"^(Fig(ure)?\.?\s*[\d.]+\s*)", "", text.strip())
+    for match in SENTENCE_END.finditer(text):
+        words = text[: match.end()].split()
+        if words and words[-1].lower().lstrip("(") in ABBREVIATIONS:
+            continue
+        return text[: match.end()].strip()
+    return text
+
+
+def figure_alt(app, doctree, docname) -> None:
+    """Every figure image without alt text gets its caption's first sentence (doctree-resolved)."""
+    for figure in doctree.findall(nodes.figure):
+        caption = next(iter(figure.findall(nodes.caption)), None)
+        if caption is None:
+            continue
+        alt = first_sentence(plain_text(caption))
+        for image in figure.findall(nodes.image):
+            if not image.get("alt", "").strip() and alt:
+                image["alt"] = alt
+
+
+# --- meta description ----------------------------------------------------------------------------
+
+SKIP_FOR_DESCRIPTION = (nodes.Admonition, nodes.sidebar, nodes.topic, nodes.caption,
+                        nodes.footnote, nodes.citation, nodes.field_list)
+
+
+def description_of(doctree, limit: int = 160) -> str:
+    """The first paragraph of a page as one plain-text line of at most ``limit`` characters."""
+    for paragraph in doctree.findall(nodes.paragraph):
+        ancestor, skip = paragraph.parent, False
+        while ancestor is not None:
+            if isinstance(ancestor, SKIP_FOR_DESCRIPTION) or "cell_output" in ancestor.get(
+                "classes", []
+            ):
+                skip = True
+                break
+            ancestor = ancestor.parent
+        text = "" if skip else plain_text(paragraph)
+        if len(text) < 40:
+            continue
+        if len(text) > limit:
+            text = text[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+        return text
+    return ""
+
+
+def meta_description(app, pagename, templatename, context, doctree) -> None:
+    description = description_of(doctree) if doctree is not None else ""
+    if not description:
+        description = f"{app.config.project}: {context.get('title', pagename)}"
+    context["metatags"] = context.get("metatags", "") + (
+        f'\n<meta name="description" content="{html.escape(description, quote=True)}" />'
+    )
+
+
+# --- scripts a page uses -------------------------------------------------------------------------
+
+
+def page_scripts(app, pagename, templatename, context, doctree) -> None:
+    """Drop duplicate scripts, and the widget manager where no widget view is rendered
+    (html-page-context, after MyST-NB and sphinx.ext.mathjax added theirs)."""
     scripts = context.get("script_files")
-    if scripts:
-        seen: set[tuple[str, str]] = set()
-        unique = []
-        for script in scripts:
-            filename = getattr(script, "filename", script) or ""
-            body = getattr(script, "attributes", {}).get("body", "")
-            key = (str(filename), str(body))
-            if key in seen:
-                continue
-            seen.add(key)
-            unique.append(script)
-        scripts[:] = unique  # in place: later handlers (MathJax, widgets) append to this list
+    if not scripts:
+        return
+    has_views = WIDGET_VIEW in context.get("body", "")
+    widget_files = {f"_static/{name}" for name in app.config.nb_ipywidgets_js or {}}
+    seen: set[tuple[str, str]] = set()
+    kept = []
+    for script in scripts:
+        filename = str(getattr(script, "filename", script) or "")
+        attributes = getattr(script, "attributes", {})
+        body = attributes.get("body", "")
+        key = (filename, str(body))
+        if key in seen:
+            continue
+        seen.add(key)
+        is_widget = filename in widget_files or attributes.get("type") == WIDGET_STATE
+        is_mathjax = "mathjax" in filename or "MathJax" in str(body)
+        if (is_widget or is_mathjax) and not has_views:
+            continue
+        kept.append(script)
+    scripts[:] = kept
+    context["book_runtime_mathjax"] = has_views
+
+
+# --- math at build time --------------------------------------------------------------------------
+
+MATH_SPAN = re.compile(
+    r'<(span|div) class="math notranslate nohighlight"([^>]*)>(.*?)</\1>', re.DOTALL
+)
+DELIMITED = re.compile(r"^\s*(\\\(|\\\[)(.*)(\\\)|\\\])\s*$", re.DOTALL)
+FONTS = "_static/mathjax/output/chtml/fonts/woff-v2"
+
+
+class TexRenderer:
+    """One Node process (tools/tex_render.js) per build, fed one page at a time."""
+
+    def __init__(self) -> None:
+        self._process: subprocess.Popen | None = None
+        self._lock = threading.Lock()
+
+    def render(self, math: list[tuple[str, bool]], font_url: str) -> dict:
+        with self._lock:
+            if self._process is None or self._process.poll() is not None:
+                node = shutil.which("node")
+                if node is None:
+                    raise RuntimeError("node is needed to typeset the book's math (`make setup`)")
+                self._process = subprocess.Popen(
+                    [node, str(ROOT / "tools" / "tex_render.js")], cwd=ROOT, text=True,
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                )
+            request = json.dumps({"math": math, "fontURL": font_url})
+            try:
+                self._process.stdin.write(request + "\n")
+                self._process.stdin.flush()
+                reply = self._process.stdout.readline()
+            except BrokenPipeError:
+                reply = ""
+            if not reply:
+                self._process = None
+                raise RuntimeError("tools/tex_render.js stopped: is mathjax-full installed "
+                                   "(pinned in package-lock.json)? Run `make setup`.")
+            return json.loads(reply)
+
+    def close(self, *args) -> None:
+        if self._process is not None:
+            self._process.stdin.close()
+            self._process.wait(timeout=30)
+            self._process = None
+
+
+RENDERER = TexRenderer()
+
+
+def _unsplit(tex: str) -> str:
+    """Sphinx wraps a multi-line display equation in ``split``; an ``aligned`` block with a
+    ``\\tag`` inside it is an error there, and needs no wrapper."""
+    match = re.fullmatch(r"\s*\\begin\{split\}(.*)\\end\{split\}\s*", tex, re.DOTALL)
+    return match.group(1) if match else tex
+
+
+def render_math(page: str, font_url: str, pagename: str) -> str:
+    """Typeset every Sphinx math span/div of ``page`` and add the CSS for its characters."""
+    found = []
+    for match in MATH_SPAN.finditer(page):
+        inner = match.group(3)
+        # An equation number (<span class="eqno">) may precede the TeX in a display block.
+        prefix_match = re.match(r"(\s*<span class=\"eqno\">.*?</span>)?(.*)", inner, re.DOTALL)
+        prefix, tex_html = prefix_match.group(1) or "", prefix_match.group(2)
+        delimited = DELIMITED.match(html.unescape(tex_html))
+        if delimited is None:
+            continue
+        found.append((match, prefix, delimited.group(2), delimited.group(1) == "\\["))
+    if not found:
+        return page
+    math = [(tex, display) for _, _, tex, display in found]
+    result = RENDERER.render(math, font_url)
+    failed = {i for i, out in enumerate(result["html"]) if out is None and found[i][3]}
+    if failed:  # once more, with the display equations that failed unwrapped (one CSS sheet)
+        math = [(_unsplit(tex), display) if i in failed else (tex, display)
+                for i, (tex, display) in enumerate(math)]
+        result = RENDERER.render(math, font_url)
+    pieces, last = [], 0
+    for (match, prefix, tex, _display), out in zip(found, result["html"], strict=True):
+        if out is None:
+            logger.warning(f"TeX error on {pagename}: {tex[:120]!r}", type="book_html",
+                           subtype="tex")
+            continue
+        out = _trim_math(out)
+        pieces += [page[last:match.start()], f"<{match.group(1)} class=\"math notranslate "
+                   f"nohighlight\"{match.group(2)}>{prefix}{out}</{match.group(1)}>"]
+        last = match.end()
+    pieces.append(page[last:])
+    # MathJax's runtime scales math so that its x-height matches the surrounding text's; CSS does
+    # the same: in font-size, 1ex is the parent font's x-height (MathJax's TeX font: 0.442em).
+    css = (_minify_css(result["css"])
+           + 'mjx-container[jax="CHTML"]{position:relative;font-size:calc(1ex / 0.442)}')
+    style = f'<style id="book-math-css">{css}</style>\n'
+    return "".join(pieces).replace("</head>", style + "</head>", 1)
+
+
+def _trim_math(markup: str) -> str:
+    """Drop what HTML does not need from MathJax's output: the MathML namespace (the HTML parser
+    sets it), IE's ``unselectable`` and the container's inline ``position`` (set by the page's
+    math CSS instead)."""
+    markup = markup.replace(' xmlns="http://www.w3.org/1998/Math/MathML"', "")
+    markup = markup.replace(' unselectable="on"', "")
+    return re.sub(r'(<mjx-container [^>]*?) style="position: relative;"', r"\1", markup)
+
+
+def _minify_css(css: str) -> str:
+    css = re.sub(r"\s*\n\s*", "", css)
+    return re.sub(r"\s*([{};:,>])\s*", r"\1", css)
+
+
+# --- icons as inline SVG -------------------------------------------------------------------------
+
+ICON_TAG = re.compile(r'<(i|span) class="([^"]*\bfa[a-z-]*\b[^"]*)"([^>]*)>\s*</\1>')
+ICON_PACKS = {"fab": "brands", "fa-brands": "brands", "far": "regular", "fa-regular": "regular",
+              "fas": "solid", "fa-solid": "solid", "fa": "solid"}
+ICON_MODIFIERS = {"fa-lg", "fa-fw", "fa-flip-horizontal", "fa-spin", "fa-xs", "fa-sm", "fa-2x"}
+_ICONS: dict[str, dict[str, tuple[int, int, str]]] = {}
+
+
+def _font_awesome_icons() -> dict[str, dict[str, tuple[int, int, str]]]:
+    """Font Awesome's SVG paths by pack and name (and alias), read from the theme's own script."""
+    if _ICONS:
+        return _ICONS
+    import pydata_sphinx_theme
+
+    script = (Path(pydata_sphinx_theme.__file__).parent / "theme" / "pydata_sphinx_theme" /
+              "static" / "scripts" / "fontawesome.js").read_text(encoding="utf-8")
+    entry = re.compile(
+        r'(?:"([^"]+)"|([A-Za-z0-9_$]+)):\[(\d+),(\d+),\[([^\]]*)\],"[^"]*","([^"]*)"\]'
+    )
+    for start in re.finditer(r"var p=\{", script):
+        end = script.find('}(function(){d("', start.end())
+        pack_name = re.match(r'\}\(function\(\)\{d\("(\w+)"', script[end:]).group(1)
+        pack = _ICONS.setdefault(ICON_PACKS[pack_name], {})
+        for match in entry.finditer(script, start.end(), end):
+            name = match.group(1) or match.group(2)
+            icon = (int(match.group(3)), int(match.group(4)), match.group(6))
+            pack[name] = icon
+            for alias in re.findall(r'"([^"]+)"', match.group(5)):
+                pack.setdefault(alias, icon)
+    return _ICONS
+
+
+def _icon_svg(match: re.Match, used: dict[str, tuple[int, int, str]]) -> str:
+    classes = match.group(2).split()
+    pack = next((ICON_PACKS[c] for c in classes if c in ICON_PACKS), None)
+    names = [c[3:] for c in classes if c.startswith("fa-") and c not in ICON_PACKS
+             and c not in ICON_MODIFIERS]
+    icons = _font_awesome_icons().get(pack or "solid", {})
+    name = next((n for n in names if n in icons), None)
+    if name is None:
+        return match.group(0)
+    symbol = f"book-icon-{pack or 'solid'}-{name}"
+    used[symbol] = icons[name]
+    width, height, _ = icons[name]
+    attributes = re.sub(r'\s+title="[^"]*"', "", match.group(3))
+    return (
+        f'<svg class="svg-inline--fa {" ".join(classes)}" aria-hidden="true" focusable="false"'
+        f' viewBox="0 0 {width} {height}"{attributes}><use href="#{symbol}"></use></svg>'
+    )
+
+
+def inline_icons(page: str) -> str:
+    """Font Awesome ``<i>`` icons as inline SVG (each drawing once per page, in a hidden sprite at
+    the top of the body), and no Font Awesome script."""
+    page = re.sub(r'<script defer src="[^"]*_static/scripts/fontawesome\.js[^"]*"></script>\s*',
+                  "", page)
+    page = re.sub(r'<link rel="preload" as="script" href="[^"]*fontawesome\.js[^"]*" />\s*',
+                  "", page)
+    used: dict[str, tuple[int, int, str]] = {}
+    page = ICON_TAG.sub(lambda match: _icon_svg(match, used), page)
+    if not used:
+        return page
+    symbols = "".join(
+        f'<symbol id="{symbol}" viewBox="0 0 {width} {height}"><path fill="currentColor"'
+        f' d="{path}"/></symbol>' for symbol, (width, height, path) in used.items()
+    )
+    sprite = (f'<svg xmlns="http://www.w3.org/2000/svg" class="book-icons" aria-hidden="true"'
+              f' width="0" height="0" style="position:absolute">{symbols}</svg>')
+    body = re.search(r"<body[^>]*>", page)
+    if body is None:
+        return page + sprite
+    return page[: body.end()] + sprite + page[body.end():]
+
+
+# --- accessible markup ---------------------------------------------------------------------------
+
+
+def _name_fold_toggles(page: str) -> str:
+    """The navigation's <summary> fold toggles hold only an icon: name them after their entry."""
+
+    def named(match: re.Match) -> str:
+        title = re.sub(r"<[^>]+>", "", match.group(2)).strip()
+        return (f'{match.group(1)}<details{match.group(3)}><summary>'
+                f'<span class="visually-hidden">Sections of {title}</span>')
+
+    return re.sub(r'(<a class="[^"]*reference internal[^"]*" href="[^"]*">(.*?)</a>)'
+                  r'<details([^>]*)><summary>(?!<span class="visually-hidden">)', named, page)
+
+
+def _image_sizes(page: str, outdir: Path, pagename: str, images: dict[str, str],
+                 srcdir: Path) -> str:
+    """width/height on <img> of PNG files (no layout shift while they load)."""
+    sources = {Path(dest).name: src for src, dest in images.items()}
+
+    def sized(match: re.Match) -> str:
+        tag, src = match.group(0), match.group(1)
+        if " width=" in tag or not src.endswith(".png") or src.startswith("data:"):
+            return tag
+        name = Path(src).name
+        file = outdir / "_images" / name
+        if not file.exists() and name in sources:
+            file = srcdir / sources[name]
+        if not file.exists():
+            file = (outdir / pagename).parent / src
+        try:
+            header = file.read_bytes()[:24]
+        except OSError:
+            return tag
+        if header[:8] != b"\x89PNG\r\n\x1a\n":
+            return tag
+        width, height = struct.unpack(">II", header[16:24])
+        return tag.replace("<img ", f'<img width="{width}" height="{height}" ', 1)
+
+    return re.sub(r'<img [^>]*src="([^"]+)"[^>]*>', sized, page)
+
+
+def accessible_markup(page: str) -> str:
+    page = _name_fold_toggles(page)
+    # A button whose aria-label hides its visible text ("Search" on "Search Ctrl+K"; the folded
+    # cells' "Toggle hidden content" on "Show code cell source"): the visible text is the name.
+    page = re.sub(r'(<button class="btn search-button-field[^"]*" title="Search") '
+                  r'aria-label="Search"', r"\1", page)
+    page = page.replace('<summary aria-label="Toggle hidden content">', "<summary>")
+    # The primary sidebar (site title, search, navigation) is the site's navigation landmark
+    # region: content outside landmarks is invisible to landmark navigation.
+    page = page.replace('<div id="pst-primary-sidebar" class="bd-sidebar-primary bd-sidebar">',
+                        '<div id="pst-primary-sidebar" class="bd-sidebar-primary bd-sidebar" '
+                        'role="region" aria-label="Book navigation">')
+    # Bibliography: doc-biblioentry is deprecated; a list of list items with their back-links.
+    page = page.replace('role="doc-biblioentry"', 'role="listitem"')
+    page = re.sub(r'(<div class="citation" id="[^"]*" role=")doc-biblioentry(")', r"\1listitem\2",
+                  page)
+    # An empty corner cell of a table header is a data cell, not a header without a name.
+    page = re.sub(r'<th class="head"( [^>]*)?>(\s*<p>\s*</p>\s*)?</th>', r"<td\1></td>", page)
+    return page
+
+
+PLAYER_FRAME = re.compile(
+    r'(frames\[\d+\] = ")data:image/(png|jpeg|svg\+xml);base64,([A-Za-z0-9+/=\\\n]+)(")'
+)
+FRAME_SUFFIX = {"png": ".png", "jpeg": ".jpg", "svg+xml": ".svg"}
+
+
+def player_frames_as_files(page: str, outdir: Path, pagename: str) -> str:
+    """A scrubbable player's frames, which matplotlib inlines as base64, become image files in
+    _images/ (named by their content): the page's HTML is lighter by a third more than the frames
+    weigh, the browser fetches and caches them in parallel, and the player preloads them as
+    before (its frame list holds their URLs instead of data URIs)."""
+    images = outdir / "_images"
+    depth = "../" * pagename.count("/")
+
+    def as_file(match: re.Match) -> str:
+        data = base64.b64decode(match.group(3).replace("\\\n", ""))
+        name = f"frame-{hashlib.sha256(data).hexdigest()[:20]}{FRAME_SUFFIX[match.group(2)]}"
+        images.mkdir(parents=True, exist_ok=True)
+        target = images / name
+        if not target.exists():
+            target.write_bytes(data)
+        return f"{match.group(1)}{depth}_images/{name}{match.group(4)}"
+
+    return PLAYER_FRAME.sub(as_file, page)
+
+
+def _defer_search(page: str) -> str:
+    """Sphinx's search tools (and the 130 kB index) need not block the first paint."""
+    return re.sub(r'<script src="([^"]*(?:searchtools\.js|language_data\.js|searchindex\.js))">',
+                  r'<script defer src="\1">', page)
+
+
+# A display equation or output wider than its column scrolls sideways; keyboard readers reach the
+# hidden part only if the scrolling box can take focus (the theme does this for code blocks).
+SCROLL_TAB_STOPS_JS = """document.addEventListener("DOMContentLoaded", function () {
+  var mark = function () {
+    document.querySelectorAll("div.math, .cell_output .output").forEach(function (box) {
+      if (box.scrollWidth > box.clientWidth + 1) { box.tabIndex = 0; }
+      else if (box.getAttribute("tabindex") === "0") { box.removeAttribute("tabindex"); }
+    });
+  };
+  mark();
+  window.addEventListener("resize", mark);
+});"""
+
+
+# --- the rendered page ---------------------------------------------------------------------------
+
+
+def finish_page(app, pagename: str, context: dict, page: str) -> str:
+    """Everything done to the final HTML of one page."""
+    page = FONT_AWESOME_CDN.sub("", page)
+    page = player_frames_as_files(page, Path(app.builder.outdir), pagename)
+    if not context.get("book_runtime_mathjax"):
+        font_url = context["pathto"](FONTS, 1) if "pathto" in context else FONTS
+        page = render_math(page, font_url, pagename)
+    page = inline_icons(page)
+    page = accessible_markup(page)
+    page = _defer_search(page)
+    builder = app.builder
+    return _image_sizes(page, Path(builder.outdir), pagename, getattr(builder, "images", {}),
+                        Path(app.srcdir))
+
+
+def wrap_page_render(app) -> None:
+    """Post-process every page the HTML builder renders (builder-inited)."""
+    builder = app.builder
+    if getattr(builder, "format", "") != "html" or not hasattr(builder, "templates"):
+        return
+    render = builder.templates.render
+
+    def render_and_finish(template: str, context: dict) -> str:
+        output = render(template, context)
+        if template.endswith(".html") and "pagename" in context:
+            output = finish_page(app, context["pagename"], context, output)
+        return output
+
+    builder.templates.render = render_and_finish
+
+
+# --- bibliography --------------------------------------------------------------------------------
 
 
 BOOK_PDF = "attention-executed.pdf"
@@ -186,8 +753,16 @@ register_plugin("pybtex.style.formatting", "book_author_year", AuthorYearStyle)
 
 
 def setup(app):
+    # MathJax's script is added per page by sphinx.ext.mathjax; page_scripts keeps it only where
+    # a widget view needs the runtime. Math elsewhere is typeset at build time.
     app.set_html_assets_policy("always")
-    app.connect("html-page-context", _page_context, priority=100)
+    app.add_js_file(None, body=SCROLL_TAB_STOPS_JS)
+    app.connect("doctree-read", plain_titles, priority=900)
+    app.connect("doctree-resolved", figure_alt)
+    app.connect("html-page-context", meta_description)
+    app.connect("html-page-context", page_scripts, priority=900)
+    app.connect("builder-inited", wrap_page_render)
+    app.connect("build-finished", RENDERER.close)
     # after sphinx-book-theme's own handler (priority 500) has built the header buttons
     app.connect("html-page-context", _offer_book_pdf, priority=900)
     app.connect("build-finished", _one_x_copies)
