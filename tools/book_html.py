@@ -650,10 +650,14 @@ IMG_ATTR = re.compile(r'(\w[\w-]*)="([^"]*)"')
 
 
 def _shown_width(attrs: dict[str, str]) -> float | None:
+    """The CSS width an image is shown at: its style's width (the ``width`` attribute may hold
+    the intrinsic size, kept for the aspect ratio), else the ``width`` attribute."""
+    match = re.search(r"width:\s*([\d.]+)px", attrs.get("style", ""))
+    if match:
+        return float(match.group(1))
     if attrs.get("width", "").rstrip("px").replace(".", "", 1).isdigit():
         return float(attrs["width"].rstrip("px"))
-    match = re.search(r"width:\s*([\d.]+)px", attrs.get("style", ""))
-    return float(match.group(1)) if match else None
+    return None
 
 
 def _one_x_copies(app, exception) -> None:
