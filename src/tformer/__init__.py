@@ -8,11 +8,15 @@ Each idea of the book lives in one module, named after the concept:
 ``multihead``   splitting/merging heads, multi-head self- and cross-attention, KV cache
 ``layers``      LayerNorm, MLP, pre-/post-norm Transformer blocks, decoder block
 ``model``       a GPT-style decoder, presets, parameter and FLOP counts
-``generation``  greedy / temperature / top-k sampling, KV-cache decoding
+``generation``  greedy / temperature / top-k sampling, beam search with a length penalty,
+                KV-cache decoding
+``encoder_decoder``  the encoder–decoder of chapters 9–10 (a digit sorter) and its training
+``bleu``        BLEU: clipped n-gram precisions, brevity penalty, corpus-level score
 ``efficient``   tiled exact attention (online softmax), sliding windows
 ``interp``      attention patterns, per-head outputs, ablations
 ``data``        small deterministic datasets and a shipped public-domain text
 ``plots``       the book's figure style and helpers
+``diagrams``    data-flow diagrams drawn from real tensor shapes (encoder–decoder, KV cache, beam)
 ``tokenize``    a tiny byte-pair-encoding tokenizer (chapter 1)
 ``saturation``  random-score experiments on softmax saturation (chapter 4)
 ``vision``      image patches as tokens (chapter 9)
