@@ -206,7 +206,7 @@ def _beam_search_eos(model, prompt, n_new, beam_width, eos_id, alpha, trace):
 def greedy_decode(
     model: nn.Module, source: torch.Tensor, max_new: int, *, bos_id: int, eos_id: int
 ) -> torch.Tensor:
-    """Free-running greedy decoding of an encoder–decoder for a batch of sources ``(B, S_src)``.
+    """Free-running greedy decoding of an encoder–decoder for a batch of sources ``(B, T_src)``.
 
     The decoder starts from ``bos_id`` and is fed its *own* previous outputs; returns the
     ``(B, max_new)`` generated tokens (positions after a row's first ``eos_id`` are ``eos_id``).
