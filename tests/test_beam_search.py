@@ -133,6 +133,25 @@ def test_length_penalty_changes_the_winner():
     assert raw[0, 1:2].tolist() == [0] and penalised[0, 1:3].tolist() == [1, 0]
 
 
+def test_search_does_not_stop_while_an_alive_hypothesis_can_still_win():
+    """b = 1: [EOS] finishes at step 1, but [1, EOS] scores higher once lengths count."""
+    from torch import nn
+
+    class Fixed(nn.Module):  # token 0 = EOS; after BOS: EOS 0.5, token 1 0.5; then 1 -> EOS 0.99
+        config = GPTConfig(n_vocab=3, n_ctx=8, d=2, n_layers=1, n_heads=1)
+
+        def forward(self, tokens):
+            probs = torch.full((*tokens.shape, 3), 1e-6)
+            probs[..., 0] = torch.where(tokens == 2, 0.5, 0.99)
+            probs[..., 1] = torch.where(tokens == 2, 0.5, 0.01 - 2e-6)
+            return probs.log()
+
+    sequences, scores = beam_search(Fixed(), torch.tensor([2]), 4, beam_width=1, eos_id=0,
+                                    alpha=1.0)
+    assert sequences[0, 1:3].tolist() == [1, 0]
+    assert scores[0].item() == pytest.approx((math.log(0.5) + math.log(0.99)) / (7 / 6), rel=1e-5)
+
+
 def test_trace_records_every_step():
     model, trace = _tiny_model(4), []
     beam_search(model, torch.tensor([1]), 3, beam_width=2, eos_id=0, alpha=0.6, trace=trace)

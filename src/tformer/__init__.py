@@ -8,13 +8,18 @@ Each idea of the book lives in one module, named after the concept:
 ``multihead``   splitting/merging heads, multi-head self- and cross-attention, KV cache
 ``layers``      LayerNorm, MLP, pre-/post-norm Transformer blocks, decoder block
 ``model``       a GPT-style decoder, presets, parameter and FLOP counts
-``generation``  greedy / temperature / top-k sampling, KV-cache decoding
+``generation``  greedy / temperature / top-k sampling, beam search with a length penalty,
+                KV-cache decoding
+``encoder_decoder``  the encoder–decoder of chapters 9–10 (a digit sorter) and its training
+``bleu``        BLEU: clipped n-gram precisions, brevity penalty, corpus-level score
 ``efficient``   tiled exact attention (online softmax), sliding windows
 ``interp``      attention patterns, per-head outputs, ablations, Q/K/V-composition patches
 ``data``        small deterministic datasets and a shipped public-domain text
 ``plots``       the book's figure style and helpers
-``diagrams``    diagrams of the computations, drawn from real shapes (e.g. the induction circuit)
+``diagrams``    diagrams of every computation the book performs, drawn from real tensor shapes
 ``tokenize``    a tiny byte-pair-encoding tokenizer (chapter 1)
+``normalisation``  pre- and post-norm character-level stacks for chapter 8's experiment
+``two_reads``   the difference task of chapter 7 and its 1-, 2-, 4- and 8-head models
 ``saturation``  random-score experiments on softmax saturation (chapter 4)
 ``vision``      image patches as tokens (chapter 9)
 ``training``    next-token loss, the original learning-rate schedule, a small training loop

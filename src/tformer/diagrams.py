@@ -652,7 +652,7 @@ def encoder_decoder_diagram(shapes: dict[str, Sequence[int]], n_layers: int) -> 
     """The encoder–decoder's data flow with the shapes of one forward pass.
 
     ``shapes`` keys: ``source``, ``source_embedded``, ``memory``, ``target_in``,
-    ``target_embedded``, ``cross_weights`` (one layer's ``(B, h, S_tgt, S_src)``), ``logits``.
+    ``target_embedded``, ``cross_weights`` (one layer's ``(B, h, T_tgt, T_src)``), ``logits``.
     """
     fig, ax = plt.subplots(figsize=(9.6, 5.6))
     ax.set_xlim(0, 10)

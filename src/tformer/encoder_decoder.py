@@ -1,11 +1,11 @@
 """An encoder–decoder Transformer (the 2017 architecture, small): encoder, decoder, cross-attention.
 
-``source (B, S_src)`` → shared embedding + sinusoidal positions → ``n_layers`` ×
+``source (B, T_src)`` → shared embedding + sinusoidal positions → ``n_layers`` ×
 :class:`~tformer.layers.TransformerBlock` (bidirectional) → final LayerNorm → ``memory C``
-``(B, S_src, d)``. ``target_in (B, S_tgt)`` → the same embedding + positions → ``n_layers`` ×
+``(B, T_src, d)``. ``target_in (B, T_tgt)`` → the same embedding + positions → ``n_layers`` ×
 :class:`~tformer.layers.DecoderBlock` (causal self-attention, cross-attention to ``C``, MLP) →
 final LayerNorm → unembedding ``W_U`` (tied to the embedding, as in the 2017 paper) →
-``logits (B, S_tgt, n_vocab)``. Every decoder layer reads the same final ``C``.
+``logits (B, T_tgt, n_vocab)``. Every decoder layer reads the same final ``C``.
 
 Pre-norm by default (it trains in a few hundred steps without a long warm-up); ``norm="post"``
 gives the 2017 layout. All sequences of a batch share one length, so there are no padding masks.
@@ -54,12 +54,12 @@ class EncoderDecoderConfig:
 
 
 class EncoderDecoder(nn.Module):
-    """``forward(source (B, S_src), target_in (B, S_tgt)) → logits (B, S_tgt, n_vocab)``.
+    """``forward(source (B, T_src), target_in (B, T_tgt)) → logits (B, T_tgt, n_vocab)``.
 
     ``cut_cross_gradient=True`` detaches the memory before the decoder reads it: the forward
     pass is unchanged, but no gradient reaches the encoder (it can learn only through
     cross-attention's keys and values). After a forward pass, :meth:`cross_weights` returns each
-    decoder layer's cross-attention weights ``(B, h, S_tgt, S_src)``.
+    decoder layer's cross-attention weights ``(B, h, T_tgt, T_src)``.
     """
 
     def __init__(self, config: EncoderDecoderConfig) -> None:
@@ -110,14 +110,14 @@ class EncoderDecoder(nn.Module):
         return x + self.sinusoidal[:n].to(x.dtype)
 
     def encode(self, source: torch.Tensor) -> torch.Tensor:
-        """The memory ``C`` ``(B, S_src, d)``: one vector per source position."""
+        """The memory ``C`` ``(B, T_src, d)``: one vector per source position."""
         x = self._embed(source)
         for layer in self.encoder:
             x = layer(x)
         return self.encoder_norm(x)
 
     def decode(self, target_in: torch.Tensor, memory: torch.Tensor) -> torch.Tensor:
-        """Logits ``(B, S_tgt, n_vocab)``; position ``i`` predicts target token ``i``."""
+        """Logits ``(B, T_tgt, n_vocab)``; position ``i`` predicts target token ``i``."""
         if self.cut_cross_gradient:
             memory = memory.detach()
         x = self._embed(target_in)
@@ -131,11 +131,11 @@ class EncoderDecoder(nn.Module):
         return self.decode(target_in, self.encode(source))
 
     def cross_weights(self) -> list[torch.Tensor]:
-        """Each decoder layer's last cross-attention weights ``(B, h, S_tgt, S_src)``."""
+        """Each decoder layer's last cross-attention weights ``(B, h, T_tgt, T_src)``."""
         return [layer.last_cross_weights for layer in self.decoder]
 
     def conditioned_on(self, source: torch.Tensor) -> ConditionedDecoder:
-        """The decoder with the memory of one ``source`` ``(S_src,)`` or ``(1, S_src)`` fixed:
+        """The decoder with the memory of one ``source`` ``(T_src,)`` or ``(1, T_src)`` fixed:
         a ``tokens (B, T) → logits`` model that :func:`tformer.generation.generate`
         (``use_cache=False``) and :func:`~tformer.generation.beam_search` accept."""
         return ConditionedDecoder(self, source)
@@ -153,7 +153,7 @@ class ConditionedDecoder(nn.Module):
         if source.ndim == 1:
             source = source[None]
         if source.ndim != 2 or source.shape[0] != 1:
-            raise ValueError(f"one source (S_src,) or (1, S_src), got {tuple(source.shape)}")
+            raise ValueError(f"one source (T_src,) or (1, T_src), got {tuple(source.shape)}")
         self.model = model
         self.config = model.config
         with torch.no_grad():

@@ -123,8 +123,10 @@ def beam_search(
 
     With ``eos_id`` a hypothesis that emits it is *finished*: it leaves the beam and is scored
     ``log P(Y) / lp(Y)`` with :func:`length_penalty` (``|Y|`` counts the new tokens, EOS
-    included); the search stops when ``beam_width`` hypotheses have finished or after ``n_new``
-    steps (unfinished beams then compete with their own normalised scores). Returns the
+    included); the search stops when ``beam_width`` hypotheses have finished *and* no alive
+    hypothesis can still beat them (its best possible score is ``log P / lp(n_new)``: log P only
+    falls, lp only grows), or after ``n_new`` steps (unfinished beams then compete with their own
+    normalised scores). Returns the
     hypotheses best first, padded with ``eos_id`` to a common length, and their normalised
     scores. ``trace``, if a list, receives one entry per step: a list of
     ``(new tokens, log P, finished)`` for each hypothesis kept or finished at that step.
@@ -199,8 +201,15 @@ def _beam_search_eos(model, prompt, n_new, beam_width, eos_id, alpha, trace):
                 break
         if trace is not None:
             trace.append(step)
-        if len(finished) >= beam_width or not kept:
+        if not kept:
             break
+        if len(finished) >= beam_width:
+            # An alive hypothesis can only lose log-probability, and lp grows with the length,
+            # so its best possible final score is log P / lp(n_new). Stop once no alive
+            # hypothesis can beat the beam_width-th best finished one.
+            kth_best = sorted((item[0] for item in finished), reverse=True)[beam_width - 1]
+            if max(kept_scores) / length_penalty(n_new, alpha) <= kth_best:
+                break
         alive, alive_scores = torch.stack(kept), torch.tensor(kept_scores, dtype=torch.float64)
     else:
         for tokens, score in zip(alive, alive_scores.tolist()):
@@ -219,7 +228,7 @@ def _beam_search_eos(model, prompt, n_new, beam_width, eos_id, alpha, trace):
 def greedy_decode(
     model: nn.Module, source: torch.Tensor, max_new: int, *, bos_id: int, eos_id: int
 ) -> torch.Tensor:
-    """Free-running greedy decoding of an encoder–decoder for a batch of sources ``(B, S_src)``.
+    """Free-running greedy decoding of an encoder–decoder for a batch of sources ``(B, T_src)``.
 
     The decoder starts from ``bos_id`` and is fed its *own* previous outputs; returns the
     ``(B, max_new)`` generated tokens (positions after a row's first ``eos_id`` are ``eos_id``).

@@ -86,7 +86,7 @@ def ex2(answer) -> None:
     if residual not in {"decoder", "encoder"}:
         raise Wrong('residual should be the string "decoder" or "encoder"')
     if residual == "encoder":
-        raise Wrong("the output has S_tgt rows: it is added back to the decoder's own stream")
+        raise Wrong("the output has T_tgt rows: it is added back to the decoder's own stream")
 
 
 def _big_model_counts() -> tuple[int, int, int]:
@@ -128,9 +128,9 @@ def _reference_cross(d: int, d_context: int, n_heads: int, seed: int):
 
 @exercise("09.4", "Multi-head cross-attention, checked against torch.nn.MultiheadAttention")
 def ex4(answer) -> None:
-    """``answer``: ``cross_attention(x, memory, W_Q, W_K, W_V, W_O, n_heads)`` → ``(B, S_tgt, d)``.
+    """``answer``: ``cross_attention(x, memory, W_Q, W_K, W_V, W_O, n_heads)`` → ``(B, T_tgt, d)``.
 
-    ``x`` ``(B, S_tgt, d)``, ``memory`` ``(B, S_src, d_context)``; row convention, no biases:
+    ``x`` ``(B, T_tgt, d)``, ``memory`` ``(B, T_src, d_context)``; row convention, no biases:
     ``W_Q`` (d, d), ``W_K``/``W_V`` (d_context, d), ``W_O`` (d, d).
     """
     for n_heads, d, d_context, s_tgt, s_src in ((2, 8, 8, 3, 5), (4, 16, 12, 6, 4)):
@@ -150,7 +150,7 @@ def ex4(answer) -> None:
                              name="your cross_attention")
         if isinstance(result, tuple) and result:
             result = result[0]
-        setting = f"(h = {n_heads}, d = {d}, d_context = {d_context}, S_tgt = {s_tgt}, S_src = {s_src})"
+        setting = f"(h = {n_heads}, d = {d}, d_context = {d_context}, T_tgt = {s_tgt}, T_src = {s_src})"
         if isinstance(result, torch.Tensor) and result.shape == (2, s_src, d):
             raise Wrong(f"{setting}: one output row per *source* position — queries come from x")
         if isinstance(result, torch.Tensor) and result.shape == expected.shape:
