@@ -211,8 +211,10 @@ def test_players_become_frame_strips(source: BeautifulSoup):
 
 def test_two_pages_rendered_for_a_person_to_look_at(pdf: Path, text: str):
     pages = text.split("\f")
-    chapter = (
-        next(i for i, page in enumerate(pages) if "Attention as a soft dictionary" in page and i > 5) + 1
+    chapter = 1 + next(  # chapter 2's first page: its title and "What you will learn"
+        i
+        for i, page in enumerate(pages)
+        if "2. Attention as a soft dictionary" in page and "What you will learn" in page
     )
     for number, name in ((2, "page-contents"), (chapter, "page-chapter-2")):
         _run(
@@ -275,3 +277,21 @@ def test_html_pages_serve_figures_at_their_shown_size(book_html: Path):
         assert image.get("srcset", "").endswith(" 2x"), f"no 2x candidate: {image}"
         with Image.open(page.parent / image["src"]) as small:
             assert abs(small.width - _style_width(image)) <= 1, image["src"]
+
+
+def test_every_math_glyph_is_styled(source: BeautifulSoup, pdf: Path):
+    """Build-time math draws each character with a CSS rule of its page; the print document
+    carries every page's rules, so no equation prints with missing glyphs."""
+    css = " ".join(style.get_text() for style in source.find_all("style"))
+    used = {
+        name
+        for element in source.find_all("mjx-c")
+        for name in element.get("class", [])
+        if name.startswith("mjx-c")
+    }
+    missing = sorted(name for name in used if f".{name}" not in css)
+    assert used, "no typeset math found in the print document"
+    assert not missing, f"{len(missing)} math glyphs have no CSS rule: {missing[:10]}"
+    fonts = set(re.findall(r'url\("([^"]+\.woff2?)"\)', css))
+    lost = sorted(font for font in fonts if not (pdf.parent / font).exists())
+    assert fonts and not lost, f"math fonts the print document cannot load: {lost[:5]}"

@@ -217,8 +217,24 @@ def assemble_page(
     for child in list(article.children):
         section.append(child.extract())
     title = section.find(["h1", "h2"])
-    stats = {"players": players, "title": title.get_text(" ", strip=True) if title else docname}
+    stats = {
+        "players": players,
+        "title": title.get_text(" ", strip=True) if title else docname,
+        "styles": [_relocated_style(style, path.parent, out) for style in soup.head.find_all("style")],
+    }
     return section, stats
+
+
+CSS_URL = re.compile(r"""url\((["']?)(?!data:|https?:|#)([^"')]+)\1\)""")
+
+
+def _relocated_style(style: Tag, base: Path, out: Path) -> str:
+    """A page's ``<style>`` (e.g. the build-time math CSS, with its font ``url()``s relative to
+    the page) rewritten so its URLs resolve from the print document in ``out``."""
+    css = style.string or style.get_text()
+    return CSS_URL.sub(
+        lambda m: f'url("{os.path.relpath(base / m.group(2).split("?")[0], out)}")', css
+    )
 
 
 # --- the document ------------------------------------------------------------------------------
@@ -290,7 +306,9 @@ dl.glossary dd { margin-left: 1.5em; }
 
 
 def _head_assets(first_page: Path, out: Path) -> str:
-    """Stylesheets and MathJax of a built chapter page, with paths valid from ``out``."""
+    """Stylesheets and MathJax of a built chapter page, with paths valid from ``out`` (the pages'
+    inline ``<style>`` elements are collected from every page: each page's math CSS holds only
+    the glyphs that page uses)."""
     soup = BeautifulSoup(first_page.read_text(encoding="utf-8"), "html.parser")
     base = first_page.parent
     parts: list[str] = []
@@ -300,8 +318,6 @@ def _head_assets(first_page: Path, out: Path) -> str:
             if href.endswith(THEME_CSS_LEFT_OUT):
                 continue
             element["href"] = os.path.relpath(base / href, out)
-            parts.append(str(element))
-        elif element.name == "style":
             parts.append(str(element))
         elif element.name == "script":
             src = element.get("src", "")
@@ -402,10 +418,14 @@ def assemble(html_root: Path, out: Path) -> tuple[str, dict]:
     body: list[str] = []
     toc: list[tuple[str, str, list[tuple[str, str]]]] = []
     stats = {"players": 0, "pages": 0}
+    styles: list[str] = []
 
     def add(docname: str, shift: int = 0, toc_sections: bool = True) -> None:
         section, page_stats = assemble_page(docname, html_root, out, included, shift)
         stats["players"] += page_stats["players"]
+        for css in page_stats["styles"]:
+            if css not in styles:
+                styles.append(css)
         stats["pages"] += 1
         top = section.find(["h1", "h2"])
         title = _heading_text(top) if top else docname
@@ -444,7 +464,9 @@ def assemble(html_root: Path, out: Path) -> tuple[str, dict]:
     )
     document = (
         '<!DOCTYPE html><html lang="en" data-theme="light" data-mode="light"><head>'
-        f'<meta charset="utf-8"><title>{TITLE}</title>{assets}<style>{PRINT_CSS}</style></head>'
+        f'<meta charset="utf-8"><title>{TITLE}</title>{assets}'
+        + "".join(f"<style>{css}</style>" for css in styles)
+        + f"<style>{PRINT_CSS}</style></head>"
         f"<body>{title_page}{_toc(toc)}{''.join(body)}</body></html>"
     )
     return document, stats
