@@ -14,7 +14,7 @@ fake ``google.colab`` module in ``sys.modules``, so the notebook's own setup cel
 ``%pip install "tformer @ git+<repository.url>@<branch>"`` (``_config.yml``); git serves that URL
 from a snapshot of this clone through ``url.<local>.insteadOf`` in a throw-away
 ``GIT_CONFIG_GLOBAL``. Each notebook runs in an empty working folder (a Colab notebook arrives
-alone); the first one runs alone (its ``%pip`` installs ``tformer``), the others two at a time.
+alone); one at a time (the first one's ``%pip`` installs ``tformer``).
 Then ``tformer-grade`` grades a solution notebook (full marks expected), and the test compares
 ``pip freeze`` before and after: every Colab package keeps its version, ``tformer`` is the only
 addition. Afterwards the environment is put back as it was built.
@@ -39,7 +39,7 @@ import reader_runtimes as rt  # noqa: E402
 CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
 EXERCISES = sorted((ROOT / "exercises").glob("[0-9][0-9]_*.ipynb"))
 SOLUTIONS = sorted((ROOT / "solutions").glob("[0-9][0-9]_*.ipynb"))
-JOBS = 2
+JOBS = 1  # two nbclient clients in threads of one process can lose a kernel message and stall
 
 
 def _rel(path: Path | str) -> str:

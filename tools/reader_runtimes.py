@@ -473,7 +473,7 @@ def main(argv: list[str] | None = None) -> int:
     fresh.add_argument("--date", default=time.strftime("%Y-%m-%d"))
     ex = sub.add_parser("execute")
     ex.add_argument("notebooks", nargs="+")
-    ex.add_argument("--jobs", type=int, default=2)
+    ex.add_argument("--jobs", type=int, default=1)
     ex.add_argument("--timeout", type=int, default=600)
     ex.add_argument("--in-place", action="store_true", help="run in the notebook's folder")
     args = parser.parse_args(argv)
