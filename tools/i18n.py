@@ -172,7 +172,8 @@ def _prose_of(block: str) -> str:
             if stripped and set(stripped) == {char} and len(stripped) >= length:
                 fence = None
                 continue
-            if not is_code:
+            option = re.match(r"^\s*:([\w-]+):", line)
+            if not is_code and not (option and option[1] not in ("alt", "caption")):
                 kept.append(line)
             continue
         match = FENCE.match(line)
@@ -185,9 +186,8 @@ def _prose_of(block: str) -> str:
                 if not name.startswith("glue") and name not in ("margin", "glossary"):
                     kept.append(argument)
             continue
-        if re.match(r"^\s*:(name|label|class|width|height|align|figwidth|scale|tags|"
-                    r"number|nowrap|start|enumerated|dropdown|open|figclass|"
-                    r"class-container|class-title|class-body)\s*:", line):
+        option = re.match(r"^\s*:([\w-]+):", line)
+        if option and option[1] not in ("alt", "caption"):  # directive options are not prose
             continue
         kept.append(line)
     text = "\n".join(kept)
