@@ -5,6 +5,10 @@ Each chapter's checkers live in ``tformer.checks.chNN``; the shared machinery (t
 answer-cell printers :func:`~tformer.checks.core.show` / :func:`~tformer.checks.core.show_call`)
 is in :mod:`tformer.checks.core`.
 
+Verdicts and hints are printed in the reader's language (English or Chinese), chosen once per
+kernel from the notebook's metadata (:mod:`tformer.checks.language`);
+``checks.set_language("zh")`` overrides it.
+
 ``from tformer import checks`` is enough in a notebook: ``checks.ch02`` imports the chapter's
 checkers on first use.
 """
@@ -25,6 +29,7 @@ from tformer.checks.core import (
     show_call,
     summary,
 )
+from tformer.checks.language import language, set_language
 
 __all__ = [
     "RESULTS",
@@ -32,6 +37,8 @@ __all__ = [
     "Verdict",
     "Wrong",
     "exercise",
+    "language",
+    "set_language",
     "show",
     "show_call",
     "summary",

@@ -34,6 +34,8 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
+from tformer.checks.language import language, status_text, translate
+
 Status = Literal["passed", "wrong", "not attempted", "error"]
 SYMBOLS: dict[str, str] = {"passed": "✓", "wrong": "✗", "not attempted": "…", "error": "!"}
 MAX_MESSAGE = 300
@@ -64,6 +66,9 @@ class Verdict:
         return self.status == "passed"
 
     def __str__(self) -> str:
+        if language() == "zh":
+            line = f"{SYMBOLS[self.status]} 练习 {self.exercise}：{status_text(self.status)}"
+            return f"{line} —— {self.message}" if self.message else line
         line = f"{SYMBOLS[self.status]} Exercise {self.exercise}: {self.status}"
         return f"{line} — {self.message}" if self.message else line
 
@@ -111,14 +116,17 @@ def exercise(exercise_id: str, title: str = "") -> Callable:
                 body(answer, *args, **kwargs)
                 verdict = Verdict(exercise_id, "passed")
             except Wrong as wrong:
-                verdict = Verdict(exercise_id, "wrong", _shorten(_message(wrong)))
+                verdict = Verdict(exercise_id, "wrong", _shorten(translate(_message(wrong))))
             except NotAttempted as missing:
-                verdict = Verdict(exercise_id, "not attempted", _shorten(_message(missing)))
+                verdict = Verdict(
+                    exercise_id, "not attempted", _shorten(translate(_message(missing)))
+                )
             except KeyboardInterrupt:
                 raise
             except BaseException as error:  # noqa: BLE001 - a checker must never raise
                 verdict = Verdict(
-                    exercise_id, "error", _shorten(f"the check could not run: {_describe(error)}")
+                    exercise_id, "error",
+                    _shorten(translate(f"the check could not run: {_describe(error)}")),
                 )
             RESULTS[exercise_id] = asdict(verdict)
             print(verdict)
@@ -349,7 +357,7 @@ def format_value(value: Any, digits: int = 4) -> str:
     so the text is the same on every machine (what nbval compares).
     """
     if is_missing(value):
-        return NOT_ATTEMPTED_LINE
+        return translate(NOT_ATTEMPTED_LINE)
     if isinstance(value, bool | np.bool_ | str | int | np.integer):
         return repr(value.item() if isinstance(value, np.generic) else value)
     if isinstance(value, float | np.floating):
@@ -414,7 +422,7 @@ def show(answer: Any, digits: int = 4) -> None:
     except KeyboardInterrupt:
         raise
     except BaseException as error:  # noqa: BLE001 - an answer cell must not raise
-        text = f"(could not print the answer: {_shorten(_describe(error), 120)})"
+        text = translate(f"(could not print the answer: {_shorten(_describe(error), 120)})")
     print(text)
 
 
@@ -427,10 +435,10 @@ def show_call(function: Any, *args: Any, digits: int = 4, **kwargs: Any) -> None
     try:
         result = call_reader(function, *args, **kwargs)
     except NotAttempted:
-        print(NOT_ATTEMPTED_LINE)
+        print(translate(NOT_ATTEMPTED_LINE))
         return
     except Wrong as wrong:
-        print(f"({_shorten(_message(wrong), 200)})")
+        print(f"({_shorten(translate(_message(wrong)), 200)})")
         return
     show(result, digits)
 
@@ -438,12 +446,12 @@ def show_call(function: Any, *args: Any, digits: int = 4, **kwargs: Any) -> None
 def summary() -> None:
     """Print every verdict recorded in this kernel and the total (no file needed; Colab-friendly)."""
     if not RESULTS:
-        print("No exercise has been checked in this session yet.")
+        print(translate("No exercise has been checked in this session yet."))
         return
     for key in sorted(RESULTS, key=_exercise_sort_key):
         print(Verdict(**RESULTS[key]))
     passed = sum(result["status"] == "passed" for result in RESULTS.values())
-    print(f"Total: {passed}/{len(RESULTS)} passed")
+    print(translate(f"Total: {passed}/{len(RESULTS)} passed"))
 
 
 def _exercise_sort_key(exercise_id: str) -> tuple:
