@@ -6,6 +6,11 @@ every cell the grader reads the verdicts the checkers recorded in
 kernel. It then prints one row per exercise — passed / wrong (with the hint) / not attempted /
 error / timed out — and the total.
 
+The report speaks the notebook's language: its metadata ``language`` (``"zh"`` for the Chinese
+reader's copies; ``--lang`` overrides) is handed to the kernel as ``TFORMER_LANG``, so the
+checkers' hints come back in that language, and the grader's own text follows. ``--json`` keeps
+its keys and status values English (machine-readable) and adds ``"language"``.
+
 Nothing a notebook does makes the grader crash:
 
 * invalid JSON or an unreadable file: a report saying so (every expected exercise "error");
@@ -31,10 +36,12 @@ import importlib
 import json
 import logging
 import math
+import os
 import re
 import subprocess
 import sys
 import time
+import unicodedata
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -45,6 +52,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
 from tformer.authoring import CHECK_CALL, Section, chapter_of, sections, tags
+from tformer.checks.language import LANGUAGES, normalise, notebook_language, status_text, translate
 
 SYMBOLS = {"passed": "✓", "wrong": "✗", "not attempted": "…", "error": "!", "timed out": "⧗"}
 SYNTAX_ERRORS = {"SyntaxError", "IndentationError", "TabError"}
@@ -86,6 +94,7 @@ class Report:
     problem: str = ""
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    language: str = "en"
 
     @property
     def passed(self) -> int:
@@ -108,27 +117,57 @@ class Report:
             "score": {"passed": self.passed, "total": self.total, "counts": counts},
             "exercises": [asdict(row) for row in self.rows],
             "seconds": round(self.seconds, 2),
+            "language": self.language,
         }
 
     def to_text(self) -> str:
-        chapter = f"chapter {self.chapter}, " if self.chapter else ""
-        lines = [f"Grading {self.notebook} ({chapter}{self.total} exercises)"]
+        lang = self.language
+        if self.chapter:
+            head = translate(
+                f"Grading {self.notebook} (chapter {self.chapter}, {self.total} exercises)", lang
+            )
+        else:
+            head = translate(f"Grading {self.notebook} ({self.total} exercises)", lang)
+        lines = [head]
         if self.problem:
             lines.append(f"  ! {self.problem}")
-        lines += [f"  note: {note}" for note in self.notes]
+        lines += ["  " + translate(f"note: {note}", lang) for note in self.notes]
         lines.append("")
         titles = [plain_title(row.title) for row in self.rows]
-        width = min(44, max([len(title) for title in titles] + [5]))
+        width = min(44, max([_width(title) for title in titles] + [5]))
+        dash = " —— " if lang == "zh" else " — "
         for row, title in zip(self.rows, titles, strict=True):
-            title = title if len(title) <= width else title[: width - 1] + "…"
-            line = f"  {row.exercise:<6} {title:<{width}}  {SYMBOLS.get(row.status, '?')} {row.status}"
-            lines.append(f"{line} — {row.message}" if row.message else line)
+            title = _fit(title, width)
+            status = status_text(row.status, lang)
+            line = f"  {row.exercise:<6} {title}  {SYMBOLS.get(row.status, '?')} {status}"
+            lines.append(f"{line}{dash}{row.message}" if row.message else line)
         counts = self.to_dict()["score"]["counts"]
-        detail = ", ".join(f"{n} {status}" for status, n in counts.items() if status != "passed")
-        lines += ["", f"Score: {self.passed}/{self.total} passed" + (f" ({detail})" if detail else "")]
+        unit = " 道" if lang == "zh" else " "
+        details = [f"{n}{unit}{status_text(status, lang)}" for status, n in counts.items()
+                   if status != "passed"]
+        score = translate(f"Score: {self.passed}/{self.total} passed", lang)
+        if details and lang == "zh":
+            score += "（" + "，".join(details) + "）"
+        elif details:
+            score += " (" + ", ".join(details) + ")"
+        lines += ["", score]
         if not self.graded:
-            lines.append("The notebook could not be graded; the rows above say why.")
+            lines.append(translate("The notebook could not be graded; the rows above say why.", lang))
         return "\n".join(lines)
+
+
+def _width(text: str) -> int:
+    """Columns a text takes in a terminal (CJK characters take two)."""
+    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
+
+
+def _fit(text: str, width: int) -> str:
+    """``text`` cut with "…" or padded with spaces to ``width`` terminal columns."""
+    if _width(text) > width:
+        while _width(text) > width - 1:
+            text = text[:-1]
+        text += "…"
+    return text + " " * (width - _width(text))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -229,7 +268,9 @@ class _QuietClient(NotebookClient):
 
 
 class _Kernel:
-    def __init__(self, nb, cwd: Path, timeout: float, kernel_name: str, startup_timeout: float):
+    def __init__(self, nb, cwd: Path, timeout: float, kernel_name: str, startup_timeout: float,
+                 lang: str = "en"):
+        self.env = {**os.environ, "TFORMER_LANG": lang}  # the checkers speak the reader's language
         # nbclient stores each executed cell back at its index: give it its own list of cells,
         # with one more slot for the grader's snippet, so the reader's notebook stays intact.
         own = nbformat.NotebookNode(nb)
@@ -249,7 +290,8 @@ class _Kernel:
 
     def start(self) -> None:
         self.client.km = self.client.create_kernel_manager()
-        self.client.start_new_kernel(stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        self.client.start_new_kernel(stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     env=self.env)
         self.client.start_new_kernel_client()
 
     def stop(self) -> None:
@@ -328,11 +370,13 @@ def _normalise(nb) -> None:
         nb["metadata"] = nbformat.NotebookNode()
 
 
-def _cell_label(nb, index: int) -> str:
+def _cell_label(nb, index: int, lang: str = "en") -> str:
     lines = [line.strip() for line in nb.cells[index].source.splitlines() if line.strip()]
     first = lines[0] if lines else ""
     first = first if len(first) <= 40 else first[:39] + "…"
-    return f"cell {index + 1} (`{first}`)" if first else f"cell {index + 1}"
+    if first:
+        return translate(f"cell {index + 1} (`{first}`)", lang)
+    return translate(f"cell {index + 1}", lang)
 
 
 def _short(text: str, limit: int = 160) -> str:
@@ -351,8 +395,13 @@ def grade(
     kernel_name: str = "python3",
     startup_timeout: float = 120,
     max_restarts: int = MAX_RESTARTS,
+    lang: str | None = None,
 ) -> Report:
-    """Run the notebook at ``path`` in a fresh kernel and return the :class:`Report`."""
+    """Run the notebook at ``path`` in a fresh kernel and return the :class:`Report`.
+
+    ``lang`` (``"en"`` / ``"zh"``): the language of the report and of the checkers' hints;
+    by default the notebook's metadata ``language``, else English.
+    """
     start = time.perf_counter()
     path = Path(path)
     logging.getLogger("traitlets").setLevel(logging.CRITICAL)
@@ -368,34 +417,39 @@ def grade(
     except Exception as error:  # noqa: BLE001 - invalid JSON, not a notebook, …
         problem = f"the notebook could not be read — it is not valid notebook JSON ({_short(error, 120)})"
         nb = None
+    lang = normalise(lang) or (notebook_language(nb) if nb is not None else None) or "en"
+    problem = translate(problem, lang)
     chapter = _detect_chapter(path, nb)
     expected = expected_exercises(nb, chapter)
-    report = Report(str(path), chapter, graded=False, problem=problem)
+    report = Report(str(path), chapter, graded=False, problem=problem, language=lang)
     if nb is None:
         report.rows = [
-            Row(exercise_id, entry.title, "error", "not graded: " + problem)
+            Row(exercise_id, translate(entry.title, lang), "error",
+                translate(f"not graded: {problem}", lang))
             for exercise_id, entry in expected.items()
         ]
         report.seconds = time.perf_counter() - start
         return report
     if not expected:
-        report.problem = (
+        report.problem = translate(
             "no exercises found: no `## Exercise NN.k` headings, no check cells and no known "
-            "chapter (name the file NN_….ipynb)"
+            "chapter (name the file NN_….ipynb)", lang
         )
         report.seconds = time.perf_counter() - start
         return report
     runs, verdicts, fatal = _execute(nb, path.resolve().parent, timeout, kernel_name,
                                      startup_timeout, max_restarts, report)
     if fatal.startswith("kernel:"):
-        report.problem = fatal.removeprefix("kernel:")
+        report.problem = translate(fatal, lang).removeprefix("kernel:")
         report.rows = [
-            Row(exercise_id, entry.title, "error", "not graded: " + report.problem)
+            Row(exercise_id, translate(entry.title, lang), "error",
+                translate(f"not graded: {report.problem}", lang))
             for exercise_id, entry in expected.items()
         ]
         report.seconds = time.perf_counter() - start
         return report
-    report.rows = _rows(nb, expected, runs, verdicts, fatal, chapter)
+    fatal = translate(fatal, lang)
+    report.rows = _rows(nb, expected, runs, verdicts, fatal, chapter, lang)
     report.graded = True
     report.problem = fatal
     report.seconds = time.perf_counter() - start
@@ -410,7 +464,8 @@ def _execute(nb, cwd, timeout, kernel_name, startup_timeout, max_restarts, repor
     verdicts: dict[str, dict] = {}
     failed_sections: set[str] = set()
     restarts = 0
-    kernel = _Kernel(nb, cwd, timeout, kernel_name, startup_timeout)
+    lang = report.language
+    kernel = _Kernel(nb, cwd, timeout, kernel_name, startup_timeout, lang)
     try:
         kernel.start()
     except Exception as error:  # noqa: BLE001
@@ -433,10 +488,10 @@ def _execute(nb, cwd, timeout, kernel_name, startup_timeout, max_restarts, repor
                 else:
                     verdicts.update(results)
                     if run.outcome != "ok" and index not in section_of:
-                        report.notes.append(
-                            f"{_cell_label(nb, index)} outside the exercises raised "
-                            f"{run.ename}: {_short(run.evalue, 120)}"
-                        )
+                        report.notes.append(translate(
+                            f"{_cell_label(nb, index, lang)} outside the exercises raised "
+                            f"{run.ename}: {_short(run.evalue, 120)}", lang
+                        ))
                     continue
             # timed out or the kernel died: restart, replay what ran before, go on
             section = section_of.get(index)
@@ -444,7 +499,9 @@ def _execute(nb, cwd, timeout, kernel_name, startup_timeout, max_restarts, repor
                 failed_sections.add(section)
             else:
                 what = "timed out" if run.outcome == "timeout" else "killed the kernel"
-                report.notes.append(f"{_cell_label(nb, index)} outside the exercises {what}")
+                report.notes.append(
+                    translate(f"{_cell_label(nb, index, lang)} outside the exercises {what}", lang)
+                )
             kernel.stop()
             restored = False
             while restarts < max_restarts and not restored:
@@ -490,7 +547,7 @@ def _restart_and_replay(kernel, nb, earlier, runs, section_of, failed_sections, 
     return True
 
 
-def _rows(nb, expected, runs, verdicts, fatal, chapter) -> list[Row]:
+def _rows(nb, expected, runs, verdicts, fatal, chapter, lang="en") -> list[Row]:
     by_id: dict[str, Section] = {}
     for section in sections(nb):
         by_id.setdefault(section.exercise_id, section)
@@ -503,10 +560,19 @@ def _rows(nb, expected, runs, verdicts, fatal, chapter) -> list[Row]:
     for exercise_id in sorted(ids, key=_sort_key):
         entry = expected.get(exercise_id, _Expected())
         section = by_id.get(exercise_id)
-        title = (section.title if section else "") or entry.title
+        title = (section.title if section else "") or translate(entry.title, lang)
         status, message = _status(nb, exercise_id, section, entry, runs, verdicts, fatal)
+        if (status, message) != _verdict_of(verdicts, exercise_id):  # the grader's own words
+            message = translate(message, lang)
         rows.append(Row(exercise_id, title, status, _short(message, 300)))
     return rows
+
+
+def _verdict_of(verdicts, exercise_id) -> tuple[str, str] | None:
+    verdict = verdicts.get(exercise_id)
+    if isinstance(verdict, dict):
+        return str(verdict.get("status")), str(verdict.get("message", ""))
+    return None
 
 
 def _status(nb, exercise_id, section, entry, runs, verdicts, fatal) -> tuple[str, str]:
@@ -568,13 +634,13 @@ def grade_colab(timeout: float = DEFAULT_TIMEOUT) -> int:
     try:
         from google.colab import _message  # type: ignore[import-not-found]
     except ImportError:
-        print("grade_colab() works on Colab only; elsewhere run: tformer-grade NOTEBOOK.ipynb")
+        print(translate("grade_colab() works on Colab only; elsewhere run: tformer-grade NOTEBOOK.ipynb"))
         return 2
     try:
         reply = _message.blocking_request("get_ipynb", request="", timeout_sec=60)
         content = reply["ipynb"]
     except Exception as error:  # noqa: BLE001
-        print(f"Colab did not hand over the notebook ({error}); download it and run tformer-grade")
+        print(translate(f"Colab did not hand over the notebook ({error}); download it and run tformer-grade"))
         return 1
     folder = Path(tempfile.mkdtemp(prefix="tformer-grade-"))
     path = folder / "colab_notebook.ipynb"
@@ -583,7 +649,7 @@ def grade_colab(timeout: float = DEFAULT_TIMEOUT) -> int:
         [sys.executable, "-m", "tformer.grade", str(path), "--timeout", str(timeout)],
         capture_output=True, text=True, check=False,
     )
-    print(result.stdout.replace(str(path), "this notebook"), end="")
+    print(result.stdout.replace(str(path), translate("this notebook")), end="")
     return result.returncode
 
 
@@ -604,14 +670,19 @@ def main(argv: list[str] | None = None) -> int:
         help=f"seconds allowed per cell (default {DEFAULT_TIMEOUT})",
     )
     parser.add_argument("--kernel", default="python3", help="kernel name (default python3)")
+    parser.add_argument(
+        "--lang", choices=LANGUAGES, default=None,
+        help="language of the report and the hints (default: the notebook's metadata, else en)",
+    )
     args = parser.parse_args(argv)
     if args.timeout <= 0:
         parser.error("--timeout must be positive")
     try:
-        report = grade(args.notebook, timeout=args.timeout, kernel_name=args.kernel)
+        report = grade(args.notebook, timeout=args.timeout, kernel_name=args.kernel, lang=args.lang)
     except Exception as error:  # noqa: BLE001 - last resort: still a report, never a traceback
         report = Report(str(args.notebook), None, graded=False,
-                        problem=f"internal grader error: {type(error).__name__}: {error}")
+                        problem=f"internal grader error: {type(error).__name__}: {error}",
+                        language=args.lang or "en")
     text = json.dumps(report.to_dict(), indent=2, ensure_ascii=False) if args.json else report.to_text()
     with contextlib.suppress(BrokenPipeError):  # `tformer-grade … | head`
         print(text)

@@ -30,10 +30,14 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-MODULES = ("core", *[f"ch{n:02d}" for n in range(1, 13)])
+MODULES = ("core", *[f"ch{n:02d}" for n in range(1, 13)], "grade")
+PATHS = {"grade": HERE.parent / "grade.py"}  # the grader's own messages
 WORDS = re.compile(r"[A-Za-z]{2,}[,;:]? [A-Za-z]{2,}")  # two English words in a row
-SKIP_CALLS = {"Mistake", "Generator", "manual_seed", "einsum", "startswith", "split", "join",
-              "getattr", "hasattr", "TypeError", "ValueError", "AttributeError", "NotImplementedError"}
+SKIP_CALLS = {  # calls whose string arguments are not messages to a reader
+    "Mistake", "Generator", "manual_seed", "einsum", "startswith", "split", "join", "getattr",
+    "hasattr", "add_argument", "ArgumentParser", "error", "TypeError", "ValueError",
+    "AttributeError", "NotImplementedError",
+}
 
 
 def _call_name(node: ast.Call) -> str:
@@ -138,8 +142,9 @@ def templates_in_source(source: str) -> list[str]:
 
 
 def source_templates(module: str) -> list[str]:
-    """The templates of ``tformer/checks/<module>.py``."""
-    return templates_in_source((HERE / f"{module}.py").read_text(encoding="utf-8"))
+    """The templates of ``tformer/checks/<module>.py`` (``"grade"``: of ``tformer/grade.py``)."""
+    path = PATHS.get(module, HERE / f"{module}.py")
+    return templates_in_source(path.read_text(encoding="utf-8"))
 
 
 def catalogue(module: str, language: str = "zh") -> dict[str, str]:
