@@ -145,6 +145,9 @@ def _from_colab() -> str | None:
 
 
 HOLE = re.compile(r"\{(\d+)\}")
+# a space between two Chinese characters (a Chinese value in a hole "{0} 是…") is dropped
+_CJK = r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]"
+CJK_GAP = re.compile(rf"(?<={_CJK}) (?={_CJK})")
 
 
 def split_template(template: str) -> list[tuple[bool, str]]:
@@ -224,7 +227,7 @@ def translate(message: str, lang: str | None = None) -> str:
     if lang == "en" or not message:
         return message
     try:
-        return _translate(str(message), lang, 0)
+        return CJK_GAP.sub("", _translate(str(message), lang, 0))
     except Exception:  # noqa: BLE001 - a broken catalogue entry must not break a checker
         return message
 
