@@ -62,6 +62,8 @@ FENCE = re.compile(r"^(?P<indent> {0,3})(?P<mark>`{3,}|~{3,}|:{3,})(?P<info>.*)$
 SPLIT_INSIDE = ("{glossary}",)
 MARKER = re.compile(r"^<!-- (?P<place>[\w\-]+\.\d+) #(?P<hash>[0-9a-f]{10})(?P<todo> TODO)? -->$")
 CJK = re.compile(r"[\u3400-\u9fff]")
+# Inline math: $...$ on one line, or broken over two lines of one paragraph.
+INLINE_MATH = r"(?<!\\)\$(?:[^$\n]|\n(?![ \t]*\n))+?\$"
 
 
 def unit_hash(text: str) -> str:
@@ -193,7 +195,7 @@ def _prose_of(block: str) -> str:
     text = "\n".join(kept)
     text = re.sub(r"<!--.*?-->", " ", text, flags=re.S)
     text = re.sub(r"\$\$.*?\$\$", " ", text, flags=re.S)
-    text = re.sub(r"(?<!\\)\$[^$\n]+?\$", " ", text)
+    text = re.sub(INLINE_MATH, " ", text)
     text = re.sub(r"\{[\w:-]+\}`([^`<]*)<[^`>]*>`", r" \1 ", text)  # role with a title
     text = re.sub(r"\{[\w:-]+\}`[^`]*`", " ", text)  # bare role: its target only
     text = re.sub(r"``[^`]*``|`[^`\n]*`", " ", text)
@@ -357,8 +359,7 @@ def skeleton(text: str) -> Counter:
         role, body = match["role"], match["body"]
         target = body.rsplit("<", 1)[1].rstrip(">").strip() if body.endswith(">") and "<" in body \
             else body.strip()
-        if role == "term" and "<" not in body:
-            target = target  # the English term itself is the target
+        target = " ".join(target.split())  # a target may be wrapped over two lines
         items[f"{role}:{target.lower() if role == 'term' else target}"] += 1
     for match in re.finditer(r"^\s*\(([\w\-:]+)\)=\s*$", text, flags=re.M):
         items[f"label:{match[1]}"] += 1
@@ -370,7 +371,7 @@ def skeleton(text: str) -> Counter:
         items[f"option:{match[1]}={match[2].strip()}"] += 1
     for match in re.finditer(r"\]\(([^)]+)\)", text):
         items[f"link:{match[1]}"] += 1
-    math = re.findall(r"\$\$.*?\$\$|(?<!\\)\$[^$\n]+?\$", text, flags=re.S)
+    math = re.findall(r"\$\$.*?\$\$|" + INLINE_MATH, text, flags=re.S)
     for formula in math:
         formula = re.sub(r"\\(text|mathrm|textrm|mbox)\{[^{}]*\}", r"\\\1{}", formula)
         items["math:" + "".join(formula.split())] += 1
