@@ -389,6 +389,23 @@ def markup_problems(english: str, translation: str) -> list[str]:
     return problems
 
 
+def emphasis_problems(translation: str) -> list[str]:
+    """Emphasis that would not render: CommonMark opens ``**`` only if it is not squeezed between
+    a letter and punctuation, and Chinese text has no spaces — ``是**{term}`x`**，`` stays literal.
+    Renders the unit with markdown-it (when available) and reports asterisks left in the text."""
+    try:
+        from markdown_it import MarkdownIt
+    except ImportError:  # the check needs the book's venv; everything else runs on plain Python
+        return []
+    html = MarkdownIt("commonmark").render(translation)
+    html = re.sub(r"<code>.*?</code>|<pre>.*?</pre>", " ", html, flags=re.S)
+    html = re.sub(r"\$\$.*?\$\$|" + INLINE_MATH, " ", html, flags=re.S)
+    problems = []
+    for match in re.finditer(r"[^\n]{0,20}\*+[^\n]{0,20}", html):
+        problems.append(f"emphasis does not render near {match[0].strip()!r}")
+    return problems
+
+
 # ---------------------------------------------------------------------------------------------
 # Status, update, assemble
 
@@ -427,6 +444,8 @@ def problems_of(source: Path, lang: str, root: Path = ROOT) -> list[Problem]:
             found.append(Problem(unit.describe(), "todo", "holds no Chinese text"))
             continue
         for detail in markup_problems(unit.text, entry.text):
+            found.append(Problem(unit.describe(), "markup", detail))
+        for detail in emphasis_problems(entry.text):
             found.append(Problem(unit.describe(), "markup", detail))
     return found
 
