@@ -146,6 +146,7 @@ def _from_colab() -> str | None:
 
 HOLE = re.compile(r"\{(\d+)\}")
 # a space between two Chinese characters (a Chinese value in a hole "{0} 是…") is dropped
+SETTING = re.compile(r"(\([^()]*\)): (.+)", re.DOTALL)
 _CJK = r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]"
 CJK_GAP = re.compile(rf"(?<={_CJK}) (?={_CJK})")
 
@@ -247,6 +248,9 @@ def _translate(text: str, lang: str, depth: int) -> str:
             continue
         values = [_translate(value, lang, depth + 1) for value in match.groups()]
         return HOLE.sub(lambda hole, values=values: values[int(hole[1])], entry.target)
+    setting = SETTING.fullmatch(text)  # "(h = 2, d = 8): <hint>", built as f"{setting}: {hint}"
+    if setting:
+        return f"{setting[1]}：{_translate(setting[2], lang, depth + 1)}"
     if "; " in text:  # a list of hints joined by "; "
         return "；".join(_translate(part, lang, depth + 1) for part in text.split("; "))
     return text

@@ -8,7 +8,7 @@ WORDS: dict[str, str] = {
     "dimensions": "维度", "channels": "通道", "vocabulary": "词表", "layers": "层",
     "steps": "步", "classes": "类别", "patches": "图像块", "scores": "分数", "weights": "权重",
     "logits": "logits", "words": "词", "sentences": "句子", "beams": "束", "samples": "样本",
-    "causal (T, T)": "因果 (T, T)", "axis 0": "第 0 轴", "axis 1": "第 1 轴", "axis 2": "第 2 轴", "axis 3": "第 3 轴",
+    "causal (T, T)": "因果 (T, T)", "target (decoder)": "目标端（解码器）", "axis 0": "第 0 轴", "axis 1": "第 1 轴", "axis 2": "第 2 轴", "axis 3": "第 3 轴",
 }
 
 MESSAGES: dict[str, str] = {
