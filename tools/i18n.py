@@ -476,6 +476,18 @@ def update(source: Path, lang: str, root: Path = ROOT) -> tuple[int, int]:
     return kept, todo
 
 
+# Chinese characters and full-width punctuation. A line break between two of them would be shown
+# as a space by browsers (HTML collapses a newline into a space), so the assembled text joins them.
+_WIDE = "\u3000-\u303f\u3400-\u9fff\uff00-\uffef\u2018-\u201d\u2014\u2026"
+_WIDE_BREAK = re.compile(f"(?<=[{_WIDE}])\n[ \t]*(?=[{_WIDE}])")
+
+
+def join_cjk_lines(text: str) -> str:
+    """``text`` with every line break between two Chinese characters removed (a translator may
+    wrap lines; a reader must not see the stray spaces)."""
+    return _WIDE_BREAK.sub("", text)
+
+
 def translate_text(source_text: str, cell_id: str, lookup: Lookup, relative: str) -> str:
     """One markdown cell (or page) with every prose unit replaced by its translation.
 
@@ -489,7 +501,7 @@ def translate_text(source_text: str, cell_id: str, lookup: Lookup, relative: str
             entry = lookup.translation(unit)
             if entry is None or not _is_translated(entry):
                 raise KeyError(f"no translation: {unit.describe()}")
-            block = entry.text
+            block = join_cjk_lines(entry.text)
         out.append(block + separator)
     return "".join(out)
 
