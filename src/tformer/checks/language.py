@@ -193,7 +193,15 @@ def _compile(english: str, target: str) -> _Entry | None:
     literals = [text for hole, text in pieces if not hole]
     if not literals:
         return None
-    regex = "".join("(.*?)" if hole else re.escape(text) for hole, text in pieces)
+    parts = []
+    for index, (hole, text) in enumerate(pieces):
+        if not hole:
+            parts.append(re.escape(text))
+        elif index >= 2 and pieces[index - 1] == (False, " ") and pieces[index - 2][0]:
+            parts.append(r"(\([^()]*\)|\S+)")  # "{name} {head}": the second is a short value
+        else:
+            parts.append("(.*?)")
+    regex = "".join(parts)
     return _Entry(re.compile(regex, re.DOTALL), max(literals, key=len), target,
                   sum(len(text) for text in literals))
 
