@@ -29,7 +29,7 @@ from tformer.checks.core import (
     show_call,
     summary,
 )
-from tformer.checks.language import language, set_language
+from tformer.checks.language import set_language
 
 __all__ = [
     "RESULTS",
@@ -37,7 +37,6 @@ __all__ = [
     "Verdict",
     "Wrong",
     "exercise",
-    "language",
     "set_language",
     "show",
     "show_call",
