@@ -123,9 +123,10 @@ def templates_in_source(source: str) -> list[str]:
         for statement in body[1:] if isinstance(body, list) else []:
             if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
                 skip.add(id(statement.value))
-    explicit = {  # the argument of translate(...) is a message, however short
+    explicit = {  # the argument of translate(...), Wrong(...), NotAttempted(...) is a message
         id(node.args[0]) for node in ast.walk(tree)
-        if isinstance(node, ast.Call) and _call_name(node) == "translate" and node.args
+        if isinstance(node, ast.Call) and node.args
+        and _call_name(node) in ("translate", "Wrong", "NotAttempted")
     }
     found: dict[str, None] = {}
     inner: set[int] = set()
@@ -136,7 +137,8 @@ def templates_in_source(source: str) -> list[str]:
         if pieces is None:
             continue
         inner.update(_own_parts(node))  # type: ignore[arg-type]
-        if _is_message(pieces) or id(node) in explicit:
+        if _is_message(pieces) or (id(node) in explicit and re.search("[A-Za-z]{2}", "".join(
+                text for hole, text in pieces if not hole))):
             found.setdefault(template_text(pieces), None)
     return list(found)
 

@@ -46,4 +46,5 @@ MESSAGES: dict[str, str] = {
     "answer['{key}'] should be a tuple of sizes, e.g. (4, 1000)": "answer['{0}'] 应是由各维大小组成的元组，例如 (4, 1000)",
     'off by one: id t selects row t of the table (ids start at 0), so the 1 of the one-hot row goes in column ids[p]': '差了一位：编号 t 选中表的第 t 行（编号从 0 开始），所以独热行里的 1 放在第 ids[p] 列',
     'apply_merges should return a list of integer token ids': 'apply_merges 应返回一个由整数词元编号组成的列表',
+    'give a dict {{"ids": (...), "X": (...), "logits": (...)}}': '请给出一个字典 {"ids": (...), "X": (...), "logits": (...)}',
 }

@@ -50,4 +50,5 @@ MESSAGES: dict[str, str] = {
     '(k = {k}): tokens outside the top k must get probability 0': '（k = {0}）：top k 之外的词元的概率必须是 0',
     'divide the scores by √d_k': '把分数除以 √d_k',
     'the new token must attend to itself too: append before attending': '新词元也必须关注它自己：先追加，再做注意力',
+    '{setting}: expected {expected}, got ({clipped:g}, {total:g})': '{0}：应为 {1}，实际得到 ({2}, {3})',
 }

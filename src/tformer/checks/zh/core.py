@@ -55,4 +55,5 @@ MESSAGES: dict[str, str] = {
     "the columns of {name} sum to 1 but the rows do not — the softmax ran over queries; it must run over the key axis (dim=-1)": "{0} 的每一列之和为 1，每一行却不是——softmax 是沿查询做的；它必须沿键轴（dim=-1）做",
     "replace the placeholder with your answer and run again": "把占位符换成你的答案，然后重新运行",
     "the check could not run: {_describe(error)}": "检查无法运行：{0}",
+    '{name} raised {_shorten(_describe(error), 200)}': '{0} 抛出了 {1}',
 }
