@@ -157,7 +157,7 @@ def test_nested_values_translate_and_axis_names_too(lang):
     except tformer.checks.Wrong as wrong:
         message = translate(str(wrong))
     assert message == "权重的形状是 (1, 3)：键的大小是 3，应为 2"
-    def stub(x):
+    def stub(*args):
         raise ValueError("not today")
 
     assert tformer.checks.ch02.ex4(stub).message == "soft_lookup 抛出了 ValueError: not today"
