@@ -48,14 +48,13 @@ def lang(monkeypatch):
 @pytest.mark.parametrize("module", catalogue.MODULES)
 def test_every_message_has_a_current_chinese_template(module):
     missing, stale = catalogue.problems(module)
-    assert not missing, (
-        f"{module}: {len(missing)} English message(s) without a Chinese translation in "
-        f"tformer/checks/zh/{module}.py (python -m tformer.checks.catalogue --stub {module}):\n"
-        + "\n".join(f"  {t!r}" for t in missing)
-    )
-    assert not stale, (
-        f"{module}: catalogue entries whose English is no longer in the source (changed or "
-        "removed; translate the new text and delete these):\n" + "\n".join(f"  {t!r}" for t in stale)
+    assert not missing and not stale, (
+        f"tformer/checks/zh/{module}.py: {len(missing)} English message(s) without a Chinese "
+        f"translation, {len(stale)} entr(y/ies) whose English is no longer in the source (changed "
+        f"or removed: translate the new text, delete the old entry); "
+        f"`python -m tformer.checks.catalogue --stub {module}` prints the entries to fill in\n"
+        + "".join(f"  untranslated: {t!r}\n" for t in missing)
+        + "".join(f"  stale: {t!r}\n" for t in stale)
     )
 
 
