@@ -49,8 +49,10 @@ DEFAULT_REPOSITORY = ("https://github.com/attention-executed/attention-executed"
 
 BEGIN = re.compile(r"^(?P<indent>[ \t]*)#\s*BEGIN SOLUTION\b(?:\s+stub=(?P<q>[\"'])(?P<stub>.*)(?P=q))?\s*$")
 END = re.compile(r"^[ \t]*#\s*END SOLUTION\b\s*$")
+# "## Exercise 07.3 — Title", and in the Chinese edition "## 练习 07.3 — 标题".
 HEADING = re.compile(
-    r"^(?P<hashes>#{1,6})\s*Exercise\s+(?P<id>\d+\.\d+)\s*(?:[—–:-]+\s*(?P<title>.*?))?\s*$"
+    r"^(?P<hashes>#{1,6})\s*(?:Exercise\s+|练习\s*)(?P<id>\d+\.\d+)\s*"
+    r"(?:[—–:：-]+\s*(?P<title>.*?))?\s*$"
 )
 ANY_HEADING = re.compile(r"^(#{1,6})\s+\S")
 CHECK_CALL = re.compile(r"\bch(?P<chapter>\d\d)\.(?P<name>\w+)\s*\(")
@@ -434,7 +436,50 @@ DETAILS = re.compile(
 )
 
 
-def _page_markdown(markdown: str, source_dir: str, drop_first_heading: bool = False) -> str:
+# The fixed phrases of a generated exercise page, per language (the Chinese edition's pages are
+# generated from the translated solution notebooks; tools/zh_book.py).
+PHRASES = {
+    "en": {
+        "exercises": "Exercises {chapter}",
+        "exercise": "Exercise {id}",
+        "do_title": "Do the exercises in a notebook",
+        "open_copy": "Open the reader's copy [`{path}`]({colab}) and fill in the cells marked "
+                     "`YOUR ANSWER HERE`:",
+        "colab": "Open in Colab",
+        "binder": "Open in Binder",
+        "locally": "locally: `jupyter lab {path}` in a clone of the repository",
+        "checks": "Each exercise ends with a check cell that prints ✓ (passed), ✗ with a hint, or "
+                  "… (not attempted). `tformer-grade {slug}.ipynb` grades the whole notebook in a "
+                  "fresh kernel. The worked solutions below are folded; open one once you have "
+                  "tried.",
+        "prelude": "Every exercise below uses the objects defined at the top of the notebook:",
+        "hint": "Hint",
+        "in_notebook": "In the notebook:",
+        "output": "Output:",
+        "see_notebook": "See the notebook.",
+    },
+    "zh": {
+        "exercises": "练习 {chapter}",
+        "exercise": "练习 {id}",
+        "do_title": "在笔记本中做练习",
+        "open_copy": "打开读者副本 [`{path}`]({colab})，填写标有 `YOUR ANSWER HERE` 的单元格：",
+        "colab": "在 Colab 中打开",
+        "binder": "在 Binder 中打开",
+        "locally": "本地：在仓库的克隆中运行 `jupyter lab {path}`",
+        "checks": "每个练习都以一个检查单元格结尾，它打印 ✓（通过）、✗ 加一条提示，或 …（尚未作答）。"
+                  "`tformer-grade {slug}.ipynb` 在一个新内核中为整个笔记本评分。"
+                  "下面的参考解答是折叠的：自己做过之后再打开。",
+        "prelude": "下面的每个练习都用到笔记本开头定义的这些对象：",
+        "hint": "提示",
+        "in_notebook": "笔记本中的代码：",
+        "output": "输出：",
+        "see_notebook": "见笔记本。",
+    },
+}
+
+
+def _page_markdown(markdown: str, source_dir: str, drop_first_heading: bool = False,
+                   hint_title: str = "Hint") -> str:
     """Markdown from a notebook made safe inside a directive: headings become bold lines and
     ``<details>`` hints become collapsed hint admonitions."""
     lines = markdown.splitlines()
@@ -451,7 +496,7 @@ def _page_markdown(markdown: str, source_dir: str, drop_first_heading: bool = Fa
 
     def hint(match: re.Match) -> str:
         body = match["body"].strip()
-        summary = re.sub(r"<[^>]+>", "", match["summary"]).strip() or "Hint"
+        summary = re.sub(r"<[^>]+>", "", match["summary"]).strip() or hint_title
         fence = _fence(body)
         return f"{fence}{{admonition}} {summary}\n:class: hint dropdown\n\n{body}\n{fence}"
 
@@ -479,27 +524,33 @@ def _is_setup_cell(cell) -> bool:
     return cell.cell_type == "code" and "google.colab" in cell.source
 
 
-def book_page(solution_nb, slug: str, root: Path = ROOT) -> str:
-    """The MyST markdown exercise page for ``solutions/<slug>.ipynb``."""
+def book_page(solution_nb, slug: str, root: Path = ROOT, lang: str = "en") -> str:
+    """The MyST markdown exercise page for ``solutions/<slug>.ipynb``.
+
+    ``lang="zh"``: the Chinese edition's page, from the translated solution notebook; its fixed
+    phrases are Chinese and its launch links open ``zh/exercises/<slug>.ipynb``.
+    """
+    words = PHRASES[lang]
     source_dir = "solutions"
-    notebook_path = f"exercises/{slug}.ipynb"
+    notebook_path = f"{'' if lang == 'en' else lang + '/'}exercises/{slug}.ipynb"
     colab_url, binder_url = launch_links(notebook_path, root)
     found = sections(solution_nb)
     first_exercise = found[0].heading_index if found else len(solution_nb.cells)
     used = used_names_by_cell(solution_nb)
 
-    title = f"Exercises {slug[:2]}"
+    title = words["exercises"].format(chapter=slug[:2])
+    default_title = True
     intro: list[str] = []
     prelude_code: list[str] = []
     for index, cell in enumerate(solution_nb.cells[:first_exercise]):
         if cell.cell_type == "markdown":
             text = cell.source.strip()
             match = re.match(r"^#\s+(.+)$", text.splitlines()[0]) if text else None
-            if match and title.startswith("Exercises ") and index == 0:
-                title = match[1].strip()
+            if match and default_title and index == 0:
+                title, default_title = match[1].strip(), False
                 text = "\n".join(text.splitlines()[1:]).strip()
             if text:
-                intro.append(_page_markdown(text, source_dir))
+                intro.append(_page_markdown(text, source_dir, hint_title=words["hint"]))
         elif cell.cell_type == "code" and not _is_setup_cell(cell) and cell.source.strip():
             prelude_code.append(cell.source.strip())
 
@@ -510,25 +561,22 @@ def book_page(solution_nb, slug: str, root: Path = ROOT) -> str:
         f"# {title}",
         "",
         *[block + "\n" for block in intro],
-        "```{admonition} Do the exercises in a notebook",
+        f"```{{admonition}} {words['do_title']}",
         ":class: tip",
         "",
-        f"Open the reader's copy [`{notebook_path}`]({colab_url}) and fill in the cells marked "
-        "`YOUR ANSWER HERE`:",
+        words["open_copy"].format(path=notebook_path, colab=colab_url),
         "",
-        f"- [**Open in Colab**]({colab_url})",
-        f"- [**Open in Binder**]({binder_url})",
-        f"- locally: `jupyter lab {notebook_path}` in a clone of the repository",
+        f"- [**{words['colab']}**]({colab_url})",
+        f"- [**{words['binder']}**]({binder_url})",
+        f"- {words['locally'].format(path=notebook_path)}",
         "",
-        "Each exercise ends with a check cell that prints ✓ (passed), ✗ with a hint, or … (not "
-        f"attempted). `tformer-grade {slug}.ipynb` grades the whole notebook in a fresh kernel. "
-        "The worked solutions below are folded; open one once you have tried.",
+        words["checks"].format(slug=slug),
         "```",
         "",
     ]
     if prelude_code:
         parts += [
-            "Every exercise below uses the objects defined at the top of the notebook:",
+            words["prelude"],
             "",
             _code_block("\n\n".join(prelude_code)),
             "",
@@ -545,7 +593,8 @@ def book_page(solution_nb, slug: str, root: Path = ROOT) -> str:
             where = f"solutions/{slug}.ipynb cell {index}"
             if cell.cell_type == "markdown":
                 first = index == section.heading_index
-                text = _page_markdown(cell.source, source_dir, drop_first_heading=first)
+                text = _page_markdown(cell.source, source_dir, drop_first_heading=first,
+                                      hint_title=words["hint"])
                 if not text:
                     continue
                 if SOLUTION_TAG in tags(cell):
@@ -572,18 +621,20 @@ def book_page(solution_nb, slug: str, root: Path = ROOT) -> str:
         body = [*statement]
         for hint in hints:
             fence = _fence(hint)
-            body.append(f"{fence}{{admonition}} Hint\n:class: hint dropdown\n\n{hint}\n{fence}")
+            body.append(f"{fence}{{admonition}} {words['hint']}\n:class: hint dropdown\n\n{hint}\n"
+                        f"{fence}")
         if stub_code:
-            body.append("In the notebook:\n\n" + _code_block("\n\n".join(stub_code)))
+            body.append(f"{words['in_notebook']}\n\n" + _code_block("\n\n".join(stub_code)))
         solution_parts = [*worked_md]
         for item in worked_code:
             if isinstance(item, tuple):
-                solution_parts.append("Output:\n\n" + _code_block(item[1], "text"))
+                solution_parts.append(f"{words['output']}\n\n" + _code_block(item[1], "text"))
             else:
                 solution_parts.append(_code_block(item))
         exercise_body = "\n\n".join(body)
-        solution_body = "\n\n".join(solution_parts) or "See the notebook."
-        heading = f"Exercise {section.exercise_id}" + (f" — {section.title}" if section.title else "")
+        solution_body = "\n\n".join(solution_parts) or words["see_notebook"]
+        heading = words["exercise"].format(id=section.exercise_id) + (
+            f" — {section.title}" if section.title else "")
         outer = _fence(exercise_body + solution_body, minimum=4)
         parts += [
             f"(exercise-{section.exercise_id.replace('.', '-')})=",
