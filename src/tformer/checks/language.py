@@ -208,24 +208,27 @@ def _compile(english: str, target: str) -> _Entry | None:
 
 _entries: dict[str, list[_Entry]] = {}
 _words: dict[str, dict[str, str]] = {}
+_setting_words: dict[str, dict[str, str]] = {}
 
 
 def _load(lang: str) -> list[_Entry]:
     if lang not in _entries:
         entries: list[_Entry] = []
         words: dict[str, str] = {}
+        setting_words: dict[str, str] = {}
         for module in CATALOGUE_MODULES:
             try:
                 catalogue = importlib.import_module(f"tformer.checks.{lang}.{module}")
             except ImportError:
                 continue
             words.update(getattr(catalogue, "WORDS", {}))
+            setting_words.update(getattr(catalogue, "SETTING_WORDS", {}))
             for english, target in getattr(catalogue, "MESSAGES", {}).items():
                 entry = _compile(english, target) if target else None
                 if entry is not None:
                     entries.append(entry)
         entries.sort(key=lambda entry: -entry.weight)
-        _entries[lang], _words[lang] = entries, words
+        _entries[lang], _words[lang], _setting_words[lang] = entries, words, setting_words
     return _entries[lang]
 
 
@@ -258,10 +261,21 @@ def _translate(text: str, lang: str, depth: int) -> str:
         return HOLE.sub(lambda hole, values=values: values[int(hole[1])], entry.target)
     setting = SETTING.fullmatch(text)  # "(h = 2, d = 8): <hint>", built as f"{setting}: {hint}"
     if setting:
-        return f"{setting[1]}：{_translate(setting[2], lang, depth + 1)}"
+        return f"{_setting(setting[1], lang)}：{_translate(setting[2], lang, depth + 1)}"
+    if text.startswith("(") and text.endswith(")") and "(" not in text[1:-1]:
+        return _setting(text, lang)
     if "; " in text:  # a list of hints joined by "; "
         return "；".join(_translate(part, lang, depth + 1) for part in text.split("; "))
     return text
+
+
+def _setting(text: str, lang: str) -> str:
+    """A checker's test setting, ``"(h = 2, d = 8, T = 5, causal)"``, with its words translated."""
+    words = _setting_words[lang]
+    if not words:
+        return text
+    pattern = r"(?<![\w'])(" + "|".join(map(re.escape, words)) + r")(?![\w'])"
+    return re.sub(pattern, lambda found: words[found[1]], text)
 
 
 def status_text(status: str, lang: str | None = None) -> str:

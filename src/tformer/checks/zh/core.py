@@ -11,6 +11,10 @@ WORDS: dict[str, str] = {
     "causal (T, T)": "因果 (T, T)", "target (decoder)": "目标端（解码器）", "axis 0": "第 0 轴", "axis 1": "第 1 轴", "axis 2": "第 2 轴", "axis 3": "第 3 轴",
 }
 
+SETTING_WORDS: dict[str, str] = {  # words inside a test setting "(h = 2, d = 8, T = 5, causal)"
+    "candidate": "候选译文", "causal": "因果", "no mask": "无掩码",
+}
+
 MESSAGES: dict[str, str] = {
     "(not attempted yet)": "（尚未作答）",
     "not attempted": "未作答",
