@@ -269,3 +269,23 @@ def test_detected_once_and_overridden(clean, tmp_path):
     assert language.language() == "en"
     with pytest.raises(ValueError, match="unknown language"):
         tformer.checks.set_language("klingon")
+
+
+def test_printed_output_of_an_english_execution_in_chinese():
+    printed = (
+        "✓ Exercise 02.1: passed\n"
+        "✗ Exercise 02.7: wrong — the weights sum to 0.643; attention weights always sum to 1\n"
+        "(not attempted yet)\n"
+        "(soft_lookup raised ValueError: no)\n"
+        "(1, 2)\n"
+        "Total: 1/2 passed\n"
+    )
+    assert language.translate_printed(printed, "en") == printed
+    assert language.translate_printed(printed, "zh") == (
+        "✓ 练习 02.1：通过\n"
+        "✗ 练习 02.7：有误 —— 这些权重之和为 0.643；注意力权重之和总是 1\n"
+        "（尚未作答）\n"
+        "（soft_lookup 抛出了 ValueError: no）\n"
+        "(1, 2)\n"
+        "合计：1/2 通过\n"
+    )

@@ -278,6 +278,38 @@ def _setting(text: str, lang: str) -> str:
     return re.sub(pattern, lambda found: words[found[1]], text)
 
 
+VERDICT_LINE = re.compile(
+    r"^(?P<symbol>[✓✗…!]) Exercise (?P<id>\S+): (?P<status>passed|wrong|not attempted|error)"
+    r"(?: — (?P<message>.*))?$"
+)
+PRINTED = ("(not attempted yet)", "No exercise has been checked in this session yet.")
+
+
+def translate_printed(text: str, lang: str) -> str:
+    """The printed output of a checker cell (verdict lines, ``(not attempted yet)``, the
+    summary) in ``lang``; other lines unchanged. For pages that show the output of an English
+    execution in another language. Never raises."""
+    if lang == "en":
+        return text
+    try:
+        lines = []
+        for line in text.split("\n"):
+            verdict = VERDICT_LINE.match(line)
+            if verdict and lang == "zh":
+                line = f"{verdict['symbol']} 练习 {verdict['id']}：{status_text(verdict['status'], lang)}"
+                if verdict["message"] is not None:
+                    line += " —— " + translate(verdict["message"], lang)
+            elif line in PRINTED or line.startswith("Total: "):
+                line = translate(line, lang)
+            elif line.startswith("(") and line.endswith(")"):  # show_call's "(<hint>)"
+                whole, inner = translate(line, lang), translate(line[1:-1], lang)
+                line = whole if whole != line else f"（{inner}）" if inner != line[1:-1] else line
+            lines.append(line)
+        return "\n".join(lines)
+    except Exception:  # noqa: BLE001
+        return text
+
+
 def status_text(status: str, lang: str | None = None) -> str:
     """A verdict status (``"not attempted"``) as the reader reads it (``"未作答"``)."""
     return STATUS.get(lang or language(), {}).get(status, status)
