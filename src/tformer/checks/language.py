@@ -302,8 +302,8 @@ def translate_printed(text: str, lang: str) -> str:
             elif line in PRINTED or line.startswith("Total: "):
                 line = translate(line, lang)
             elif line.startswith("(") and line.endswith(")"):  # show_call's "(<hint>)"
-                whole, inner = translate(line, lang), translate(line[1:-1], lang)
-                line = whole if whole != line else f"（{inner}）" if inner != line[1:-1] else line
+                inner = translate(line[1:-1], lang)
+                line = f"（{inner}）" if inner != line[1:-1] else translate(line, lang)
             lines.append(line)
         return "\n".join(lines)
     except Exception:  # noqa: BLE001
