@@ -25,7 +25,7 @@ MESSAGES: dict[str, str] = {
     'those are the unscaled weights; divide the scores by √d_k = √2 first': '这些是未缩放的权重；先把分数除以 √d_k = √2',
     'give one number, the largest deviation; got {type(answer).__name__}': '请给出一个数，即最大偏差；实际得到 {0}',
     'give one number, the largest deviation; got an array of shape {array.shape}': '请给出一个数，即最大偏差；实际得到形状为 {0} 的数组',
-    'the deviation is NaN — is a query row fully masked?': '偏差是 NaN——是不是有一行查询被完全遮蔽了？',
+    'the deviation is NaN — is a query row fully masked?': '偏差是 NaN——是不是有查询行全被遮蔽了？',
     'a largest absolute deviation cannot be negative': '最大绝对偏差不可能是负数',
     'the outputs differ from v by {value:.3g}; with weights that are non-negative and sum to 1 over the keys, an average of equal vectors is that vector — check the softmax axis': '输出与 v 相差 {0}；权重非负且对键求和为 1 时，相同向量的平均就是这个向量本身——检查 softmax 的轴',
     'your outputs are unscaled; divide each score by √d_k': '你的输出未缩放；请把每个分数除以 √d_k',

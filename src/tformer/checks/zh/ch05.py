@@ -47,7 +47,7 @@ MESSAGES: dict[str, str] = {
     'the weights ({name})': '权重（{0}）',
     'the outputs ({name})': '输出（{0}）',
     'masked_attention still raises NotImplementedError': 'masked_attention 仍然抛出 NotImplementedError',
-    'a fully masked row should raise ValueError, not {type(error).__name__}': '一整行被完全遮蔽时应抛出 ValueError，而不是 {0}',
+    'a fully masked row should raise ValueError, not {type(error).__name__}': '遇到全被遮蔽的行时应抛出 ValueError，而不是 {0}',
     'position_ids should return shape {tuple(real.shape)} (B, T), got {value.shape}': 'position_ids 应返回形状 {0}（B, T），实际是 {1}',
     'these are the slot indices 0 … T−1: after left padding the first real token must get position 0, so offset by the number of pads': '这些是槽位下标 0 … T−1：左填充之后，第一个真实词元的位置必须是 0，所以要减去填充的个数',
     'off by one: the first real token is position 0, not 1': '差了一位：第一个真实词元的位置是 0，不是 1',
