@@ -27,6 +27,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import pkgutil
 import re
 import sys
 from dataclasses import dataclass
@@ -37,7 +38,6 @@ LANGUAGES = ("en", "zh")
 COLAB_TIMEOUT = 5.0
 """Seconds to wait for the Colab front end to hand over the notebook."""
 MAX_NOTEBOOK_BYTES = 64 * 2**20
-CATALOGUE_MODULES = ("core", *[f"ch{n:02d}" for n in range(1, 13)], "grade")
 
 STATUS: dict[str, dict[str, str]] = {
     "zh": {"passed": "通过", "wrong": "有误", "not attempted": "未作答", "error": "出错",
@@ -216,7 +216,12 @@ def _load(lang: str) -> list[_Entry]:
         entries: list[_Entry] = []
         words: dict[str, str] = {}
         setting_words: dict[str, str] = {}
-        for module in CATALOGUE_MODULES:
+        try:
+            package = importlib.import_module(f"tformer.checks.{lang}")
+        except ImportError:
+            package = None
+        names = [info.name for info in pkgutil.iter_modules(getattr(package, "__path__", []))]
+        for module in names:
             try:
                 catalogue = importlib.import_module(f"tformer.checks.{lang}.{module}")
             except ImportError:
