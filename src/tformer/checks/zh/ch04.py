@@ -25,7 +25,7 @@ MESSAGES: dict[str, str] = {
     'the mean {mean:.3g} is far from 0; each term q_i k_i has mean 0': '均值 {0} 离 0 太远；每一项 q_i k_i 的均值都是 0',
     'that looks like a standard deviation; give the variance': '这看起来是标准差；请给出方差',
     'Var(q·k) should be close to d_k = {d_k}, got {variance:.4g}; are the entries standard normal and the draws independent?': 'Var(q·k) 应接近 d_k = {0}，实际是 {1}；元素是标准正态分布吗？各次抽样独立吗？',
-    'you divided by d_k; divide the scores by √d_k (the variance then drops by d_k)': '你除以了 d_k；分数要除以 √d_k（方差随之缩小为 1/d_k）',
+    'you divided by d_k; divide the scores by √d_k (the variance then drops by d_k)': '你除以了 d_k；分数要除以 √d_k（方差随之缩小为原来的 1/d_k）',
     'after dividing by √d_k the variance should be near 1, got {scaled_variance:.4g}': '除以 √d_k 之后方差应接近 1，实际是 {0}',
     'the Jacobian': '雅可比矩阵',
     'that is Σ a_i²; the trace is Σ a_i (1 − a_i) = 1 − Σ a_i²': '这是 Σ a_i²；迹是 Σ a_i (1 − a_i) = 1 − Σ a_i²',

@@ -21,7 +21,7 @@ MESSAGES: dict[str, str] = {
     'inputs and targets are swapped: the input starts with <start>': 'inputs 和 targets 弄反了：输入以 <start> 开头',
     'the input begins with <start>, and the last target is <end>': '输入以 <start> 开头，最后一个目标是 <end>',
     'inputs and targets need the same length (one target per input position); got {len(inputs)} and {len(targets)}': 'inputs 和 targets 的长度必须相同（每个输入位置一个目标）；实际分别是 {0} 和 {1}',
-    'the inputs {inputs} are not right: they are the sentence shifted right': '输入 {0} 不对：它们是整体右移一位的句子',
+    'the inputs {inputs} are not right: they are the sentence shifted right': '输入 {0} 不对：输入应是把句子整体右移一位得到的',
     'the targets {targets} are not right: each is the token after its input': '目标 {0} 不对：每个目标都是它所在输入之后的那个词元',
     'that is the plain cross-entropy −ln 0.7; spread ε = 0.1 over all 4 tokens': '这是普通的交叉熵 −ln 0.7；要把 ε = 0.1 分摊到全部 4 个词元上',
     "PyTorch's convention spreads ε over all n_vocab tokens, the target included": 'PyTorch 的约定是把 ε 分摊到全部 n_vocab 个词元上，目标词元也包括在内',
