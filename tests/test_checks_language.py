@@ -260,6 +260,24 @@ def test_colab_asks_the_front_end_with_a_timeout(clean, capsys):
     assert capsys.readouterr() == ("", "")
 
 
+def test_a_notebook_that_lost_its_metadata_is_recognised_by_its_text(clean):
+    # Colab rewrites metadata when it saves a copy; the Chinese prose still says what it is.
+    def notebook(*texts):
+        return {"metadata": {}, "cells": [
+            {"cell_type": "markdown", "source": [text]} for text in texts
+        ] + [{"cell_type": "code", "source": "x = 'some English code and comments'"}]}
+
+    chinese = notebook("## 练习 02.1 — 第一个查询的权重", "计算权重 $A$，形状为 `(3, 3)`。")
+    english = notebook("## Exercise 02.1 — Weights of the first query", "Compute $A$.")
+    mixed = notebook("The glossary lists 中文 terms next to English ones, like 注意力 for attention.")
+    assert language.notebook_language(chinese) == "zh"
+    assert language.notebook_language(english) is None
+    assert language.notebook_language(mixed) is None  # an English text quoting Chinese terms
+    assert language.notebook_language({**chinese, "metadata": {"language": "en"}}) == "en"
+    _fake_colab(clean, {"ipynb": chinese})
+    assert language.detect_language() == "zh"
+
+
 def test_detected_once_and_overridden(clean, tmp_path):
     clean.setenv("TFORMER_LANG", "zh")
     assert language.language() == "zh"

@@ -101,9 +101,29 @@ def detect_language() -> str:
 
 
 def notebook_language(nb: Any) -> str | None:
-    """The ``language`` entry of a notebook's metadata (a dict or notebook node), normalised."""
+    """The ``language`` entry of a notebook's metadata (a dict or notebook node), normalised.
+
+    A notebook whose metadata lost the entry (a platform may rewrite metadata when it saves a
+    copy) is recognised by its text: markdown cells that are mostly Chinese make it ``"zh"``.
+    """
     metadata = nb.get("metadata") if isinstance(nb, dict) else None
-    return normalise(metadata.get("language")) if isinstance(metadata, dict) else None
+    found = normalise(metadata.get("language")) if isinstance(metadata, dict) else None
+    return found or _language_of_text(nb)
+
+
+def _language_of_text(nb: Any) -> str | None:
+    cells = nb.get("cells") if isinstance(nb, dict) else None
+    if not isinstance(cells, list):
+        return None
+    text = "".join(
+        "".join(cell["source"]) if isinstance(cell.get("source"), list) else str(cell["source"])
+        for cell in cells
+        if isinstance(cell, dict) and cell.get("cell_type") == "markdown" and "source" in cell
+    )
+    letters = len(re.findall(r"[A-Za-z]", text))
+    chinese = len(re.findall(r"[\u3400-\u9fff]", text))
+    # a Chinese character carries about as much as a short English word
+    return "zh" if chinese and chinese * 3 > letters else None
 
 
 def _from_file(name: str | os.PathLike) -> str | None:
