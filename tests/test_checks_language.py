@@ -10,6 +10,7 @@ import sys
 import types
 
 import pytest
+import torch
 from test_mistakes import CASES, CHECKERS, MISTAKES
 
 import tformer.checks
@@ -162,6 +163,19 @@ def test_nested_values_translate_and_axis_names_too(lang):
     assert tformer.checks.ch02.ex4(stub).message == "soft_lookup 抛出了 ValueError: not today"
     assert translate("not a message the checkers know") == "not a message the checkers know"
     assert translate("", "zh") == ""
+
+
+def test_axis_name_lists_in_chinese():
+    from tformer.checks.core import Wrong, expect_tensor
+
+    with pytest.raises(Wrong) as wrong:
+        expect_tensor(torch.zeros(3), torch.zeros(2, 4, 3), name="the weights",
+                      axes=("batch", "queries", "keys"))
+    assert "（批量、查询、键）" in language.translate(str(wrong.value), "zh")
+    with pytest.raises(Wrong) as wrong:
+        expect_tensor(torch.zeros(3, 4), torch.zeros(4, 3), name="the weights",
+                      axes=("queries", "keys"))
+    assert "（查询 × 键）" in language.translate(str(wrong.value), "zh")
 
 
 def test_english_is_untouched(lang):

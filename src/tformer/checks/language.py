@@ -291,6 +291,10 @@ def _translate(text: str, lang: str, depth: int) -> str:
         return _setting(text, lang)
     if "; " in text:  # a list of hints joined by "; "
         return "；".join(_translate(part, lang, depth + 1) for part in text.split("; "))
+    for separator, joined in ((", ", "、"), (" × ", " × ")):  # axis names: "batch, queries, keys"
+        parts = text.split(separator)
+        if len(parts) > 1 and all(part in words for part in parts):
+            return joined.join(words[part] for part in parts)
     return text
 
 

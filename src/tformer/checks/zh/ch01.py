@@ -3,9 +3,9 @@
 # ruff: noqa: E501
 
 MESSAGES: dict[str, str] = {
-    'Embedding and unembedding of an untied model': '未绑定权重的模型的嵌入与反嵌入',
+    'Embedding and unembedding of an untied model': '不做权重绑定的模型的嵌入与反嵌入',
     'The first two BPE merges, by hand': '手算前两次 BPE 合并',
-    'Shapes from ids to logits': '从词元编号到 logits 的形状',
+    'Shapes from ids to logits': '从词元编号到 logit 的各个形状',
     'Embedding as a one-hot product': '把嵌入写成独热向量的乘积',
     'Renumbering the vocabulary': '给词表重新编号',
     "pass the tokenizer's merges as the second argument: checks.ch01.ex6(apply_merges, tokenizer.merges)": '把合并规则作为第二个参数传入：checks.ch01.ex6(apply_merges, tokenizer.merges)',
@@ -32,10 +32,10 @@ MESSAGES: dict[str, str] = {
     'that is a size in bytes (float32); count the parameters': '这是以字节计的大小（float32）；要数的是参数个数',
     'the context length sets T, not a table here (this model has no learned position table); count W_E and W_U': '上下文长度决定的是 T，这里并不对应一张表（这个模型没有可学习的位置表）；只数 W_E 和 W_U',
     "answer['{key}'] = {shape}: 1,024 is the maximum context; these inputs have T = 1,000 tokens": "answer['{0}'] = {1}：1,024 是最大上下文长度；这些输入有 T = 1,000 个词元",
-    "answer['X'] is the shape of the embedding table W_E; X has one row per token of *this* input, for each sequence of the batch": "answer['X'] 是嵌入表 W_E 的形状；X 对批中每个序列、*这个*输入的每个词元各有一行",
+    "answer['X'] is the shape of the embedding table W_E; X has one row per token of *this* input, for each sequence of the batch": "answer['X'] 是嵌入表 W_E 的形状；X 对批量中每个序列、*这个*输入的每个词元各有一行",
     'tokens are rows in this book: X is (B, T, d), not (B, d, T)': '本书中词元是行：X 的形状是 (B, T, d)，不是 (B, d, T)',
-    'the logits have one score per vocabulary token (n_vocab), not d numbers': 'logits 对词表中每个词元各有一个分数（n_vocab 个），不是 d 个数',
-    "answer['{key}'] = {shape} has no batch axis: B = 4 comes first": "answer['{0}'] = {1} 缺少批维度：B = 4 排在最前面",
+    'the logits have one score per vocabulary token (n_vocab), not d numbers': 'logit 对词表中每个词元各有一个分数（n_vocab 个），而不是 d 个数',
+    "answer['{key}'] = {shape} has no batch axis: B = 4 comes first": "answer['{0}'] = {1} 缺少批量轴：B = 4 排在最前面",
     'this has one column per vocabulary entry: that is the one-hot matrix; multiply it by the table': '它对词表中每个条目各有一列：那是独热矩阵；请再把它乘以嵌入表',
     'for a batch of ids of shape {tuple(ids.shape)} (B, T) the result should have shape {(*ids.shape, table.shape[1])} (B, T, d), got {value.shape}: build the one-hot tensor (B, T, n_vocab) along a new last axis, e.g. by comparing ids[..., None] with torch.arange(n_vocab)': '对于形状为 {0}（B, T）的一批词元编号，结果的形状应为 {1}（B, T, d），实际是 {2}：沿新增的最后一个轴构造独热张量 (B, T, n_vocab)，例如把 ids[..., None] 与 torch.arange(n_vocab) 比较',
     'new ids': '新的编号',

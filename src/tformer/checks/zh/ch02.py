@@ -3,19 +3,19 @@
 # ruff: noqa: E501
 
 MESSAGES: dict[str, str] = {
-    'Output of position 2 by hand, with x₃ moved': '手算位置 2 的输出（x₃ 移动后）',
+    'Output of position 2 by hand, with x₃ moved': '移动 x₃ 后手算位置 2 的输出',
     'How sharp must the soft dictionary be?': '软字典需要多尖锐？',
     "Gradient of o₃,₁ with respect to row 3's scores": 'o₃,₁ 对第 3 行分数的梯度',
     'Implement the soft lookup': '实现软查找',
     'What a new token does to the old weights': '新词元对旧权重的影响',
     'Attention is not linear in X': '注意力对 X 不是线性的',
-    'Inside the convex hull': '在凸包之内',
+    'Inside the convex hull': '在凸包内部',
     'the output of position 2': '位置 2 的输出',
     'the gradient': '梯度',
     'the three factors': '这三个因子',
     'the output': '输出',
     'the weights': '权重',
-    'three numbers look like the weights of query 2; the output is their weighted sum of the values, two numbers': '三个数看起来是查询 2 的权重；输出是这些权重对值的加权和，是两个数',
+    'three numbers look like the weights of query 2; the output is their weighted sum of the values, two numbers': '这三个数看起来是查询 2 的权重；输出是用这些权重对值做的加权和，是两个数',
     'those are the unscaled outputs; divide every score by √d_k = √2 first': '这是未缩放时的输出；先把每个分数除以 √d_k = √2',
     'the weights are right, but the value of token 3 moved with it: v₃ = x₃ W_V = (1, 2)': '权重是对的，但词元 3 的值也随之移动了：v₃ = x₃ W_V = (1, 2)',
     'that is o₂ of the original example; x₃ moved to (1, 2), so k₃ and v₃ changed': '这是原例子中的 o₂；x₃ 移到了 (1, 2)，所以 k₃ 和 v₃ 都变了',

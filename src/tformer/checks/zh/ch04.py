@@ -3,12 +3,12 @@
 # ruff: noqa: E501
 
 MESSAGES: dict[str, str] = {
-    'Standard deviation of a score, entries of any variance': '分数的标准差（元素方差任意）',
-    'Mean and variance of a dot product, simulated (source 001)': '点积的均值与方差，模拟（资料 001）',
+    'Standard deviation of a score, entries of any variance': '元素方差任意时分数的标准差',
+    'Mean and variance of a dot product, simulated (source 001)': '点积的均值和方差：模拟验证（资料 001）',
     'The softmax Jacobian, implemented': '实现 softmax 雅可比矩阵',
     'The trace of the Jacobian, and its smallest value': '雅可比矩阵的迹及其最小值',
-    'The running example at another temperature': '换一个温度的运行示例',
-    'When does unscaled attention over 64 keys become sharp?': '未缩放的注意力在 64 个键上何时变得尖锐？',
+    'The running example at another temperature': '换一个温度的贯穿示例',
+    'When does unscaled attention over 64 keys become sharp?': '未缩放的注意力在 64 个键上何时变尖锐？',
     '(std before scaling, std after scaling)': '（缩放前的标准差，缩放后的标准差）',
     'the unscaled std': '未缩放的标准差',
     'the scaled std': '缩放后的标准差',
@@ -17,7 +17,7 @@ MESSAGES: dict[str, str] = {
     'the smallest trace': '最小的迹',
     'the weights': '权重',
     '{name} should be a number, got {type(value).__name__}': '{0} 应是一个数，实际得到 {1}',
-    '{name} should be a single number, got shape {array.shape}': '{0} 应是单个数，实际得到形状 {1}',
+    '{name} should be a single number, got shape {array.shape}': '{0} 应是单个数，实际形状为 {1}',
     '{expected ** 2:g} is the variance; the standard deviation is its square root': '{0} 是方差；标准差是它的平方根',
     'that assumes unit-variance entries; here the entries have variance 2, so each product q_i k_i has variance 2 · 2 = 4': '这假设元素方差为 1；这里元素方差为 2，所以每个乘积 q_i k_i 的方差是 2 · 2 = 4',
     'you divided by d_k; the scores are divided by √d_k': '你除以了 d_k；分数要除以的是 √d_k',

@@ -3,15 +3,15 @@
 # ruff: noqa: E501
 
 MESSAGES: dict[str, str] = {
-    'Bytes between slow and fast memory': '慢速内存与快速内存之间传输的字节数',
+    'Bytes between slow and fast memory': '慢速内存与快速内存之间的字节数',
     'How many scores does a window keep?': '一个窗口保留多少个分数？',
     'Merging two online-softmax states': '合并两个在线 softmax 状态',
     'Tiled attention, checked against PyTorch': '分块注意力，与 PyTorch 对照',
-    'What the banded implementation computes and wastes': '带状实现计算了什么、浪费了什么',
+    'What the banded implementation computes and wastes': '带状实现计算了什么，又浪费了什么',
     'Smallest window for a long-range task (source 001)': '长程任务所需的最小窗口（资料 001）',
     'the naive traffic': '朴素实现的传输量',
     'the tiled traffic': '分块实现的传输量',
-    'the number of pairs': '对数',
+    'the number of pairs': '对的个数',
     'the fraction': '比例',
     'the number of scores': '分数的个数',
     'the wasted fraction': '浪费的比例',
@@ -34,7 +34,7 @@ MESSAGES: dict[str, str] = {
     'the last block is padded to w queries: there are ⌈T/w⌉ blocks': '最后一个块被填充到 w 个查询：一共有 ⌈T/w⌉ 个块',
     'each block of queries is scored against 2w keys (its block and the one before), not w': '每个查询块要与 2w 个键计算分数（它自己的块和前一个块），不是 w 个',
     'that is the fraction the mask keeps; the wasted fraction is 1 minus it': '这是掩码保留的比例；浪费的比例是 1 减去它',
-    'with that window the reach is one short; check w − 1 per layer': '用这个窗口，可达距离差了一个；检查每层的 w − 1',
+    'with that window the reach is one short; check w − 1 per layer': '用这个窗口，可达距离还差 1；检查每层的 w − 1',
     'that is the window for one layer; three layers share the distance': '这是一层的窗口；三层共同覆盖这段距离',
     'your merge': '你的 merge',
     'merge should return a triple (m, l, o)': 'merge 应返回一个三元组 (m, l, o)',

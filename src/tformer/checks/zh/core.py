@@ -4,10 +4,10 @@
 
 WORDS: dict[str, str] = {
     "queries": "查询", "keys": "键", "values": "值", "features": "特征", "tokens": "词元",
-    "positions": "位置", "heads": "注意力头", "batch": "批", "rows": "行", "columns": "列",
+    "positions": "位置", "heads": "注意力头", "batch": "批量", "rows": "行", "columns": "列",
     "dimensions": "维度", "channels": "通道", "vocabulary": "词表", "layers": "层",
     "steps": "步", "classes": "类别", "patches": "图像块", "scores": "分数", "weights": "权重",
-    "logits": "logits", "words": "词", "sentences": "句子", "beams": "束", "samples": "样本",
+    "logits": "logit", "words": "词", "sentences": "句子", "beams": "束", "samples": "样本",
     "causal (T, T)": "因果 (T, T)", "target (decoder)": "目标端（解码器）", "axis 0": "第 0 轴", "axis 1": "第 1 轴", "axis 2": "第 2 轴", "axis 3": "第 3 轴",
 }
 
