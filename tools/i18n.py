@@ -482,10 +482,37 @@ _WIDE = "\u3000-\u303f\u3400-\u9fff\uff00-\uffef\u2018-\u201d\u2014\u2026"
 _WIDE_BREAK = re.compile(f"(?<=[{_WIDE}])\n[ \t]*(?=[{_WIDE}])")
 
 
+# A line after which a break is markup, not a wrapped sentence: a fence or directive line (its
+# title), a heading, a directive option, a label, a table row or an HTML line.
+_MARKUP_LINE = re.compile(r"^\s*(`{3,}|~{3,}|:{3,}|#{1,6}\s|:[\w-]+:|\(|\||<)")
+_LIST_ITEM = re.compile(r"^\s*([-*+]|\d+[.)])\s")
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
 def join_cjk_lines(text: str) -> str:
     """``text`` with every line break between two Chinese characters removed (a translator may
-    wrap lines; a reader must not see the stray spaces)."""
-    return _WIDE_BREAK.sub("", text)
+    wrap lines; a reader must not see the stray spaces). A break after a markup line (a
+    directive's title, a heading, an option) and the break between a glossary term and its
+    indented definition are kept."""
+    wide = re.compile(f"[{_WIDE}]")
+    lines = text.split("\n")
+    out = [lines[0]]
+    for line in lines[1:]:
+        previous = out[-1].split("\n")[-1] if out else ""
+        last = previous.rstrip()
+        joins = (
+            last and line.strip() and wide.fullmatch(last[-1]) and wide.fullmatch(line.lstrip()[0])
+            and not _MARKUP_LINE.match(previous)
+            and not (_indent(line) > _indent(previous) and not _LIST_ITEM.match(previous))
+        )
+        if joins:
+            out[-1] = out[-1].rstrip() + line.lstrip()
+        else:
+            out.append(line)
+    return "\n".join(out)
 
 
 def translate_text(source_text: str, cell_id: str, lookup: Lookup, relative: str) -> str:
