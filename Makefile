@@ -1,6 +1,7 @@
 # Attention, Executed — two commands on a fresh machine:
-#   make book   set everything up, execute every notebook, build the HTML into _build/html and
-#               the PDF edition into _build/pdf/attention-executed.pdf (also served from the HTML)
+#   make book   set everything up, execute every notebook, build the HTML into _build/html, the
+#               Chinese edition into _build/html/zh (from the same execution: tools/zh_book.py)
+#               and the PDF edition into _build/pdf/attention-executed.pdf (also served from the HTML)
 #   make test   set everything up, run ruff and the whole pytest suite (units, notebook policy,
 #               nbval on solutions/, the book build, the browser test)
 # Set-up steps leave stamp files (.venv/.installed, vendor/VERSIONS.txt, .stamp-chromium), so a
@@ -23,7 +24,7 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 PYTEST_ARGS := tests $(wildcard solutions) --nbval-lax --nbval-sanitize-with tests/nbval_sanitize.cfg \
 	--ignore-glob='tests/*.ipynb'
 
-.PHONY: setup book pdf test exercises bench clean distclean
+.PHONY: setup book pdf test exercises translations bench clean distclean
 
 STAMP_VENV := $(VENV)/.installed
 STAMP_ASSETS := vendor/VERSIONS.txt
@@ -62,7 +63,7 @@ vendor/VERSIONS.txt: package.json package-lock.json
 .stamp-chromium:
 	if [ ! -x $(CHROMIUM) ]; then \
 		$(SUDO) apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium fonts-wqy-microhei fonts-noto-color-emoji; \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium fonts-wqy-microhei fonts-noto-cjk fonts-noto-color-emoji; \
 	fi
 	touch $@
 
@@ -75,8 +76,10 @@ vendor/VERSIONS.txt: package.json package-lock.json
 	fi
 	touch $@
 
+# The Chinese edition is built from the English book's execution cache: it executes nothing.
 book: setup
 	$(BIN)/jupyter-book build . -W --keep-going
+	$(PY) tools/zh_book.py build
 	$(PY) tools/pdf_book.py
 
 # The PDF edition alone, from the executed book (tools/pdf_book.py: headless Chromium prints the
@@ -104,6 +107,11 @@ test: setup
 # Regenerate the reader's exercise notebooks and the book's exercise pages from solutions/.
 exercises: setup
 	$(PY) -m tformer.authoring
+
+# Regenerate the committed Chinese notebooks (zh/book/, zh/exercises/) from the English ones and
+# locale/zh/ (after `python tools/i18n.py status` is clean).
+translations: setup
+	$(PY) tools/zh_book.py notebooks
 
 # Speed and memory measurements (never timed tests): every bench/*.py; the book benchmark also
 # times a fresh clone's set-up.

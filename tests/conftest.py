@@ -2,7 +2,8 @@
 
 `built_book` builds the whole book once per test session, exactly as `make book` does
 (`jupyter-book build . -W --keep-going`: every notebook executed, cached by jupyter-cache; any cell
-error or Sphinx warning fails). Tests marked `book` use it.
+error or Sphinx warning fails), then the Chinese edition into `_build/html/zh/`
+(`tools/zh_book.py build`, which executes nothing) and the PDF. Tests marked `book` use it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ ROOT = Path(__file__).resolve().parent.parent
 HTML = ROOT / "_build" / "html"
 JUPYTER_BOOK = Path(sys.executable).parent / "jupyter-book"
 PDF_TOOL = ROOT / "tools" / "pdf_book.py"
+ZH_TOOL = ROOT / "tools" / "zh_book.py"
 _PDF_BUILD: list[subprocess.CompletedProcess] = []
+_ZH_BUILD: list[subprocess.CompletedProcess] = []
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,10 @@ def built_book() -> BookBuild:
     HTML's download menu links to the PDF, so the link check needs it too)."""
     build = build_book()
     if build.returncode == 0:
+        _ZH_BUILD.append(
+            subprocess.run([sys.executable, str(ZH_TOOL), "build"], cwd=ROOT, capture_output=True,
+                           text=True, check=False)
+        )
         _PDF_BUILD.append(
             subprocess.run([sys.executable, str(PDF_TOOL)], cwd=ROOT, capture_output=True,
                            text=True, check=False)
@@ -65,6 +72,16 @@ def book_html(built_book: BookBuild) -> Path:
     if built_book.returncode != 0:
         pytest.fail(f"the book build failed:\n{built_book.failure_summary()}", pytrace=False)
     return built_book.html
+
+
+@pytest.fixture(scope="session")
+def zh_html(book_html: Path) -> Path:
+    """The Chinese edition's HTML (`_build/html/zh/`), built by `built_book` after the English."""
+    result = _ZH_BUILD[-1]
+    if result.returncode != 0:
+        pytest.fail(f"the Chinese edition's build failed:\n{(result.stdout + result.stderr)[-3000:]}",
+                    pytrace=False)
+    return book_html / "zh"
 
 
 @pytest.fixture(scope="session")

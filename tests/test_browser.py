@@ -20,6 +20,11 @@ name (or is marked decorative); the <title> and the navigation are plain text, t
 description, one h1 and no skipped heading level; math is typeset at build time (no MathJax
 runtime unless a widget view needs it). A scrubbable player is driven with the keyboard alone, and
 Lighthouse scores accessibility and SEO at 100 on two pages served from localhost.
+
+Both editions: every page is tested in English (``_build/html/``) and in Chinese
+(``_build/html/zh/``, issue 17); on Chinese pages the launch buttons open ``zh/book/…``, the prose
+is drawn in a CJK font, and the language switch (a link to the same page in the other edition)
+is visible, named and keyboard-reachable at desktop and 390 px phone width in light and dark mode.
 """
 
 from __future__ import annotations
@@ -177,6 +182,14 @@ def _pages() -> list[str]:
     return toc_docnames()
 
 
+EDITIONS = ("en", "zh")
+
+
+def _edition_html(edition: str, request) -> Path:
+    """The edition's HTML folder (the Chinese fixture only when a Chinese page is tested)."""
+    return request.getfixturevalue("zh_html" if edition == "zh" else "book_html")
+
+
 @pytest.fixture(scope="module")
 def browser():
     from playwright.sync_api import sync_playwright
@@ -206,9 +219,10 @@ def _local_path(url: str) -> Path | None:
 
 
 @pytest.mark.parametrize("docname", _pages())
-def test_page_in_browser(docname: str, book_html: Path, browser, weights):
-    page_file = book_html / f"{docname}.html"
-    assert page_file.exists(), f"{docname}.html was not built"
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_page_in_browser(edition: str, docname: str, book_html: Path, browser, weights, request):
+    page_file = _edition_html(edition, request) / f"{docname}.html"
+    assert page_file.exists(), f"{edition}: {docname}.html was not built"
     html_root = book_html.resolve()
 
     context = browser.new_context(viewport={"width": 1280, "height": 1000})
@@ -275,11 +289,12 @@ def test_page_in_browser(docname: str, book_html: Path, browser, weights):
         if source is not None and source.suffix == ".ipynb":
             url, branch = repository()
             repo = urlsplit(url).path.strip("/")
-            colab = f"https://colab.research.google.com/github/{repo}/blob/{branch}/{docname}.ipynb"
+            notebook = f"{'zh/' if edition == 'zh' else ''}{docname}.ipynb"
+            colab = f"https://colab.research.google.com/github/{repo}/blob/{branch}/{notebook}"
             assert page.locator(f"a[href='{colab}']").count() > 0, "no Colab launch button"
             binder = page.locator(f"a[href^='https://mybinder.org/v2/gh/{repo}/{branch}']")
             assert binder.count() > 0, "no Binder launch button"
-            assert f"{docname}.ipynb" in (binder.first.get_attribute("href") or "")
+            assert notebook in (binder.first.get_attribute("href") or "")
 
         # Interactive parts respond without a kernel.
         scrubbed = page.evaluate(SCRUB_JS)
@@ -329,7 +344,7 @@ def test_page_in_browser(docname: str, book_html: Path, browser, weights):
         "own_raw": sum(path.stat().st_size for path in own),
         "html": page_file.stat().st_size,
     }
-    weights[docname] = weight
+    weights[("zh/" if edition == "zh" else "") + docname] = weight
     outside = [str(path) for path in files if html_root not in path.parents]
     assert not outside, f"page loaded files from outside the book: {outside}"
     assert weight["gzip"] <= MAX_TRANSFER_BYTES, (
@@ -393,11 +408,11 @@ def test_player_works_with_the_keyboard_alone(book_html: Path, browser):
 
 
 LIGHTHOUSE = ROOT / "node_modules" / ".bin" / "lighthouse"
-LIGHTHOUSE_PAGES = ["book/intro.html", "book/04_scaling.html"]
+LIGHTHOUSE_PAGES = ["book/intro.html", "book/04_scaling.html", "zh/book/04_scaling.html"]
 
 
 @pytest.mark.parametrize("page_name", LIGHTHOUSE_PAGES)
-def test_lighthouse_accessibility_and_seo(book_html: Path, page_name: str, tmp_path: Path):
+def test_lighthouse_accessibility_and_seo(book_html: Path, page_name: str, tmp_path: Path, request):
     """Lighthouse (pinned 12.2.3) scores accessibility and SEO at 100 on a page served from
     localhost (the whole book's four scores are measured by bench/page_quality.py)."""
     import functools
@@ -408,6 +423,8 @@ def test_lighthouse_accessibility_and_seo(book_html: Path, page_name: str, tmp_p
 
     if not LIGHTHOUSE.exists():
         pytest.fail(f"{LIGHTHOUSE} is missing: run `make setup`", pytrace=False)
+    if page_name.startswith("zh/"):
+        request.getfixturevalue("zh_html")
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(book_html))
     handler.log_message = lambda *args: None
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -429,3 +446,84 @@ def test_lighthouse_accessibility_and_seo(book_html: Path, page_name: str, tmp_p
         failed = [ref["id"] for ref in data["categories"][category]["auditRefs"]
                   if ref["weight"] and data["audits"][ref["id"]].get("score") not in (None, 1)]
         assert score == 1, f"{page_name}: Lighthouse {category} {score * 100:.0f}: {failed}"
+
+
+# --- the two editions -------------------------------------------------------------------------------
+
+SWITCH_JS = r"""() => {
+    const link = document.querySelector("a.book-language-switch");
+    if (!link) return null;
+    const box = link.getBoundingClientRect();
+    const style = getComputedStyle(link);
+    return {href: link.href, lang: link.lang, hreflang: link.hreflang,
+            name: (link.textContent || "").trim(), title: link.title,
+            left: box.left, right: box.right, top: box.top, width: box.width, height: box.height,
+            visible: style.visibility !== "hidden" && style.display !== "none" && box.width > 0,
+            viewport: window.innerWidth};
+}"""
+
+SWITCH_PAGES = [("en", "book/intro"), ("en", "book/05_masks"), ("zh", "book/05_masks"),
+                ("zh", "book/exercises/05_masks"), ("zh", "book/glossary")]
+
+
+@pytest.mark.parametrize("edition, docname", SWITCH_PAGES)
+@pytest.mark.parametrize("width", [1280, 390])
+@pytest.mark.parametrize("mode", ["light", "dark"])
+def test_language_switch(edition: str, docname: str, width: int, mode: str, book_html: Path,
+                         zh_html: Path, browser):
+    """The link to the same page in the other edition: visible inside the viewport, named in its
+    own language (lang/hreflang), reached with the Tab key, and it opens that page."""
+    html, other = (zh_html, book_html) if edition == "zh" else (book_html, zh_html)
+    context = browser.new_context(viewport={"width": width, "height": 844}, color_scheme=mode)
+    context.add_init_script(f"localStorage.setItem('mode', '{mode}'); "
+                            f"localStorage.setItem('theme', '{mode}');")
+    try:
+        page = context.new_page()
+        page.goto((html / f"{docname}.html").resolve().as_uri(), wait_until="load")
+        switch = page.evaluate(SWITCH_JS)
+        assert switch, "no language switch on the page"
+        want = "en" if edition == "zh" else "zh-CN"
+        assert switch["lang"] == want and switch["hreflang"] == want, switch
+        assert switch["name"] == ("English" if edition == "zh" else "中文"), switch
+        assert switch["visible"] and switch["width"] >= 24 and switch["height"] >= 24, switch
+        assert switch["left"] >= 0 and switch["right"] <= switch["viewport"], (
+            f"the switch does not fit at {width} px: {switch}")
+        assert _local_path(switch["href"]) == (other / f"{docname}.html").resolve()
+        for _ in range(200):  # keyboard: Tab until the switch has the focus
+            page.keyboard.press("Tab")
+            if page.evaluate("() => document.activeElement.classList.contains("
+                             "'book-language-switch')"):
+                break
+        else:
+            pytest.fail("the language switch is not reached with the Tab key")
+        with page.expect_navigation(wait_until="load", timeout=15_000):
+            page.keyboard.press("Enter")
+        assert _local_path(page.url) == (other / f"{docname}.html").resolve()
+        assert page.evaluate("() => document.documentElement.lang") == want
+    finally:
+        context.close()
+
+
+CJK_FONTS = ("WenQuanYi", "Noto Sans CJK", "Noto Serif CJK", "Source Han", "Droid Sans Fallback")
+
+
+@pytest.mark.parametrize("docname", ["book/intro", "book/05_masks", "book/glossary"])
+def test_chinese_pages_are_drawn_in_a_cjk_font(docname: str, zh_html: Path, browser):
+    """The fonts Chromium actually used for the first paragraph of a Chinese page (DevTools'
+    CSS.getPlatformFontsForNode) include a CJK font for most of its characters."""
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    try:
+        page = context.new_page()
+        page.goto((zh_html / f"{docname}.html").resolve().as_uri(), wait_until="load")
+        cdp = context.new_cdp_session(page)
+        cdp.send("DOM.enable")
+        cdp.send("CSS.enable")
+        root = cdp.send("DOM.getDocument")["root"]["nodeId"]
+        node = cdp.send("DOM.querySelector", {"nodeId": root, "selector": "article p"})["nodeId"]
+        assert node, "no paragraph in the article"
+        fonts = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]
+        cjk = sum(f["glyphCount"] for f in fonts if f["familyName"].startswith(CJK_FONTS))
+        total = sum(f["glyphCount"] for f in fonts)
+        assert total and cjk / total > 0.3, f"fonts used: {fonts}"
+    finally:
+        context.close()

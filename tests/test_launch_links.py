@@ -1,7 +1,9 @@
 """Every page's Colab and Binder links open that page's own notebook, in the configured repository
 and branch (``_config.yml``): a chapter page opens ``book/NN_slug.ipynb``; an exercise page opens
 the reader's copy ``exercises/NN_slug.ipynb`` (never the solution, never the generated ``.md``), in
-its text and in the launch menu. Pages without a notebook launch nothing.
+its text and in the launch menu. Pages without a notebook launch nothing. The Chinese edition
+(``_build/html/zh/``) opens the Chinese notebooks: ``zh/book/NN_slug.ipynb`` and
+``zh/exercises/NN_slug.ipynb`` (``tools/zh_book.py``).
 
 The first test reads the built HTML (``book`` marker, the session's build); the second the
 generated exercise pages' markdown, without a build.
@@ -54,15 +56,19 @@ def parse_launch(url: str) -> tuple[str, str, str, str] | None:
     return None
 
 
-def expected_notebook(docname: str) -> str | None:
+EDITIONS = {"en": "", "zh": "zh/"}  # edition: its notebooks' folder in the repository
+
+
+def expected_notebook(docname: str, edition: str = "en") -> str | None:
     """The notebook a page launches: its own source notebook, the reader's copy for an exercise
-    page, nothing for a markdown page."""
+    page, nothing for a markdown page; in the Chinese edition, their copies under ``zh/``."""
+    prefix = EDITIONS[edition]
     match = re.fullmatch(r"book/exercises/(\d\d_\w+)", docname)
     if match:
-        return f"exercises/{match[1]}.ipynb"
+        return f"{prefix}exercises/{match[1]}.ipynb"
     source = source_of(docname)
     if source is not None and source.suffix == ".ipynb":
-        return str(source.relative_to(ROOT))
+        return prefix + str(source.relative_to(ROOT))
     return None
 
 
@@ -83,10 +89,10 @@ def launch_links_of(html: Path) -> list[tuple[str, str, str, str]]:
     return [parsed for href in parser.hrefs if (parsed := parse_launch(href))]
 
 
-def check_page(docname: str, links: list[tuple[str, str, str, str]]) -> list[str]:
+def check_page(docname: str, links: list[tuple[str, str, str, str]], edition: str = "en") -> list[str]:
     """The problems of one page's launch links (empty when they are right)."""
     repo, branch = _configured()
-    expected = expected_notebook(docname)
+    expected = expected_notebook(docname, edition)
     if expected is None:
         return [f"{docname}: a page without a notebook launches {link}" for link in links]
     problems = []
@@ -99,8 +105,8 @@ def check_page(docname: str, links: list[tuple[str, str, str, str]]) -> list[str
                 f"{docname}: {service} opens {link_repo}@{link_branch}:{path}, "
                 f"expected {repo}@{branch}:{expected}"
             )
-    if expected.startswith("exercises/") and not (ROOT / expected).exists():
-        problems.append(f"{docname}: the reader's copy {expected} does not exist")
+    if not (ROOT / expected).exists():
+        problems.append(f"{docname}: the notebook {expected} does not exist")
     return problems
 
 
@@ -128,6 +134,8 @@ def test_check_page_catches_a_solution_or_markdown_launch():
     problems = check_page("book/exercises/02_soft_dictionary", wrong)
     assert len(problems) == 2 and all("expected" in problem for problem in problems)
     assert check_page("book/exercises/02_soft_dictionary", [])[0].endswith("no colab launch link")
+    english = [("colab", repo, branch, "book/05_masks.ipynb")]
+    assert "expected" in " ".join(check_page("book/05_masks", english, edition="zh"))
 
 
 def test_generated_exercise_pages_launch_the_readers_copy():
@@ -144,13 +152,17 @@ def test_generated_exercise_pages_launch_the_readers_copy():
 
 
 @pytest.mark.book
-def test_every_built_page_launches_its_own_notebook(book_html: Path):
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_every_built_page_launches_its_own_notebook(book_html: Path, zh_html: Path, edition: str):
+    html = zh_html if edition == "zh" else book_html
     problems = []
     for docname in toc_docnames():
-        page = book_html / f"{docname}.html"
-        if page.exists():
-            problems += check_page(docname, launch_links_of(page))
-            menu = 'aria-label="Launch interactive content"' in page.read_text(encoding="utf-8")
-            if expected_notebook(docname) and not menu:
-                problems.append(f"{docname}: no launch menu (the rocket) in the page header")
+        page = html / f"{docname}.html"
+        if not page.exists():
+            problems.append(f"{edition}: {docname}.html was not built")
+            continue
+        problems += check_page(docname, launch_links_of(page), edition)
+        menu = 'class="dropdown dropdown-launch-buttons"' in page.read_text(encoding="utf-8")
+        if expected_notebook(docname, edition) and not menu:
+            problems.append(f"{docname}: no launch menu (the rocket) in the page header")
     assert not problems, "\n".join(problems)

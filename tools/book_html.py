@@ -32,6 +32,12 @@ accessible (WCAG 2.1 AA; issue 15). Each concern is one function, connected in :
 * An exercise page (``book/exercises/NN_slug.md``, generated markdown) gets the same launch menu
   (the rocket) as a chapter, opening the reader's copy ``exercises/NN_slug.ipynb`` on Colab and
   Binder: the theme gives launch buttons to notebook pages only.
+* **Two editions** (:func:`language_switch`): the English book (``_build/html/``) and the Chinese
+  edition (``_build/html/zh/``, built by ``tools/zh_book.py`` with ``language: zh_CN``). Every
+  page's header starts with a link to the same page in the other edition (a real ``<a>`` with
+  ``lang``/``hreflang`` and its language's own name as text), Chinese pages say
+  ``<html lang="zh-CN">``, and in the Chinese edition the exercise pages' launch menu opens
+  ``zh/exercises/NN_slug.ipynb``.
 """
 
 from __future__ import annotations
@@ -197,7 +203,7 @@ def plain_text(node: nodes.Node) -> str:
 
 # --- figure alt text -----------------------------------------------------------------------------
 
-SENTENCE_END = re.compile(r"[.!?](?=\s+[A-Z0-9(“\"])")
+SENTENCE_END = re.compile(r"[.!?](?=\s+[A-Z0-9(“\"])|[。！？](?=.)")
 ABBREVIATIONS = ("fig.", "figs.", "eq.", "eqs.", "e.g.", "i.e.", "cf.", "vs.", "al.", "ch.",
                  "sec.", "no.", "approx.", "resp.", "p.", "pp.")
 
@@ -521,8 +527,8 @@ def accessible_markup(page: str) -> str:
     page = _name_fold_toggles(page)
     # A button whose aria-label hides its visible text ("Search" on "Search Ctrl+K"; the folded
     # cells' "Toggle hidden content" on "Show code cell source"): the visible text is the name.
-    page = re.sub(r'(<button class="btn search-button-field[^"]*" title="Search") '
-                  r'aria-label="Search"', r"\1", page)
+    page = re.sub(r'(<button class="btn search-button-field[^"]*" title="([^"]*)") '
+                  r'aria-label="\2"', r"\1", page)  # "Search", and the Chinese edition's "搜索"
     page = page.replace('<summary aria-label="Toggle hidden content">', "<summary>")
     # The primary sidebar (site title, search, navigation) is the site's navigation landmark
     # region: content outside landmarks is invisible to landmark navigation.
@@ -584,6 +590,42 @@ SCROLL_TAB_STOPS_JS = """document.addEventListener("DOMContentLoaded", function 
 });"""
 
 
+# --- two editions --------------------------------------------------------------------------------
+
+EDITIONS = {
+    # edition: (its <html lang>, the other edition's lang, the link text, the link's title)
+    "en": ("en", "zh-CN", "中文", "阅读本页的中文版"),
+    "zh": ("zh-CN", "en", "English", "Read this page in English"),
+}
+HEADER_BUTTONS = '<div class="article-header-buttons">'
+
+
+def chinese_edition(app) -> bool:
+    """Is this build the Chinese edition (``language: zh_CN`` in its ``_config.yml``)?"""
+    return str(getattr(app.config, "language", "") or "").lower().startswith("zh")
+
+
+def other_edition_url(pagename: str, chinese: bool) -> str:
+    """The same page in the other edition, relative to ``pagename``'s HTML file: the Chinese
+    edition is the folder ``zh/`` of the English one."""
+    up = "../" * pagename.count("/")
+    return f"{up}../{pagename}.html" if chinese else f"{up}zh/{pagename}.html"
+
+
+def language_switch(page: str, pagename: str, chinese: bool) -> str:
+    """``<html lang>`` of the edition, and a link to the other edition first in the header."""
+    lang, other, text, title = EDITIONS["zh" if chinese else "en"]
+    page = re.sub(r'<html lang="[^"]*"', f'<html lang="{lang}"', page, count=1)
+    if HEADER_BUTTONS not in page:
+        return page
+    link = (
+        f'<a class="btn btn-sm book-language-switch" href="{other_edition_url(pagename, chinese)}"'
+        f' lang="{other}" hreflang="{other}" title="{title}">'
+        f'<span class="book-language-switch__text">{text}</span></a>'
+    )
+    return page.replace(HEADER_BUTTONS, HEADER_BUTTONS + "\n" + link, 1)
+
+
 # --- the rendered page ---------------------------------------------------------------------------
 
 
@@ -597,6 +639,7 @@ def finish_page(app, pagename: str, context: dict, page: str) -> str:
     page = inline_icons(page)
     page = accessible_markup(page)
     page = _defer_search(page)
+    page = language_switch(page, pagename, chinese_edition(app))
     builder = app.builder
     return _image_sizes(page, Path(builder.outdir), pagename, getattr(builder, "images", {}),
                         Path(app.srcdir))
@@ -633,12 +676,15 @@ def _offer_book_pdf(app, pagename, templatename, context, doctree) -> None:
         group["buttons"] = [
             button for button in group["buttons"] if button.get("label") != "download-pdf-button"
         ]
+        chinese = chinese_edition(app)  # the Chinese edition offers the English PDF
         group["buttons"].append(
             {
                 "type": "link",
-                "url": pathto(BOOK_PDF, 1),
-                "text": "Book PDF",
-                "tooltip": "Book PDF: the whole book, for reading offline and printing",
+                "url": "../" * (pagename.count("/") + 1) + BOOK_PDF if chinese
+                else pathto(BOOK_PDF, 1),
+                "text": "全书 PDF（英文版）" if chinese else "Book PDF",
+                "tooltip": "全书 PDF（英文版），供离线阅读和打印" if chinese
+                else "Book PDF: the whole book, for reading offline and printing",
                 "icon": "fas fa-file-pdf",
                 "label": "download-book-pdf-button",
             }
@@ -708,8 +754,8 @@ def _exercise_launch_buttons(app, pagename, templatename, context, doctree) -> N
         return
     from tformer.authoring import launch_links
 
-    notebook = f"exercises/{match['slug']}.ipynb"
-    if not (Path(app.srcdir) / notebook).exists():
+    notebook = f"{'zh/' if chinese_edition(app) else ''}exercises/{match['slug']}.ipynb"
+    if not (ROOT / notebook).exists():
         return
     colab_url, binder_url = launch_links(notebook, Path(app.srcdir))
     links = [("Binder", binder_url, "logo_binder.svg"), ("Colab", colab_url, "logo_colab.png")]
@@ -719,7 +765,8 @@ def _exercise_launch_buttons(app, pagename, templatename, context, doctree) -> N
         "icon": "fas fa-rocket",
         "label": "launch-buttons",
         "buttons": [
-            {"type": "link", "text": text, "tooltip": f"Launch on {text}", "url": url,
+            {"type": "link", "text": text, "url": url,
+             "tooltip": f"在 {text} 中打开" if chinese_edition(app) else f"Launch on {text}",
              "icon": f"_static/images/{icon}"}
             for text, url, icon in links
         ],
