@@ -322,3 +322,18 @@ def test_joining_wrapped_chinese_lines_keeps_markup_lines():
     for kept in ("```{margin} 资料的两处小错\n它的图注说", "## 标题\n正文", ":alt: 中文\n中文",
                  "(ch05-label)=\n正文", "English\nwords"):
         assert join(kept) == kept
+
+
+def test_language_switch_markup():
+    import book_html
+
+    page = '<html lang="en" data-theme="auto"><body><div class="article-header-buttons"></div>'
+    english = book_html.language_switch(page, "book/05_masks", chinese=False)
+    assert 'href="../zh/book/05_masks.html" lang="zh-CN" hreflang="zh-CN"' in english
+    assert ">中文</span></a>" in english and english.startswith('<html lang="en"')
+    chinese = book_html.language_switch(page, "book/exercises/05_masks", chinese=True)
+    assert chinese.startswith('<html lang="zh-CN"')
+    assert 'href="../../../book/exercises/05_masks.html" lang="en" hreflang="en"' in chinese
+    assert book_html.other_edition_url("genindex", chinese=True) == "../genindex.html"
+    assert book_html.chinese_ui('<button title="Play" aria-label="Play">') == (
+        '<button title="播放" aria-label="播放">')

@@ -612,6 +612,30 @@ def other_edition_url(pagename: str, chinese: bool) -> str:
     return f"{up}../{pagename}.html" if chinese else f"{up}zh/{pagename}.html"
 
 
+# The theme's and the players' control names that its zh_CN catalogue leaves in English.
+ZH_UI = {
+    "Link to this heading": "链接到此标题", "Link to this image": "链接到此图片",
+    "Link to this equation": "链接到此公式", "Link to this table": "链接到此表格",
+    "Link to this code": "链接到此代码",
+    "Toggle primary sidebar": "切换左侧边栏", "Toggle secondary sidebar": "切换右侧边栏",
+    "Launch on Colab": "在 Colab 中打开", "Launch on Binder": "在 Binder 中打开",
+    "Launch interactive content": "在线运行本页", "Source repositories": "源代码仓库",
+    "Search this book...": "在本书中搜索…", "Color mode": "颜色模式", "Page": "本页",
+    "Main": "正文", "Book navigation": "本书导航", "Fullscreen mode": "全屏模式",
+    "Play": "播放", "Pause": "暂停", "Play backwards": "倒放", "First frame": "第一帧",
+    "Last frame": "最后一帧", "Next frame": "下一帧", "Previous frame": "上一帧",
+    "Decrease speed": "减速", "Increase speed": "加速", "Repetition mode": "重复模式",
+    "Frame": "帧",
+}
+_UI_ATTRIBUTE = re.compile(r'\b(aria-label|title|data-bs-title|placeholder)="([^"]+)"')
+
+
+def chinese_ui(page: str) -> str:
+    """The Chinese edition's control names (tooltips, accessible names, the search box)."""
+    return _UI_ATTRIBUTE.sub(
+        lambda m: f'{m[1]}="{ZH_UI[m[2]]}"' if m[2] in ZH_UI else m[0], page)
+
+
 def language_switch(page: str, pagename: str, chinese: bool) -> str:
     """``<html lang>`` of the edition, and a link to the other edition first in the header."""
     lang, other, text, title = EDITIONS["zh" if chinese else "en"]
@@ -640,6 +664,8 @@ def finish_page(app, pagename: str, context: dict, page: str) -> str:
     page = accessible_markup(page)
     page = _defer_search(page)
     page = language_switch(page, pagename, chinese_edition(app))
+    if chinese_edition(app):
+        page = chinese_ui(page)
     builder = app.builder
     return _image_sizes(page, Path(builder.outdir), pagename, getattr(builder, "images", {}),
                         Path(app.srcdir))
