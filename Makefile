@@ -1,7 +1,8 @@
 # Attention, Executed — two commands on a fresh machine:
 #   make book   set everything up, execute every notebook, build the HTML into _build/html, the
 #               Chinese edition into _build/html/zh (from the same execution: tools/zh_book.py)
-#               and the PDF edition into _build/pdf/attention-executed.pdf (also served from the HTML)
+#               and the PDF editions into _build/pdf/attention-executed.pdf and
+#               attention-executed-zh.pdf (also served from the HTML)
 #   make test   set everything up, run ruff and the whole pytest suite (units, notebook policy,
 #               nbval on solutions/, the book build, the browser test)
 # Set-up steps leave stamp files (.venv/.installed, vendor/VERSIONS.txt, .stamp-chromium), so a
@@ -81,6 +82,7 @@ book: setup
 	$(BIN)/jupyter-book build . -W --keep-going
 	$(PY) tools/zh_book.py build
 	$(PY) tools/pdf_book.py
+	$(PY) tools/pdf_book.py --lang zh
 
 # The PDF edition alone, from the executed book (tools/pdf_book.py: headless Chromium prints the
 # assembled HTML; nothing is executed twice).

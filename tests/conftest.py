@@ -22,6 +22,7 @@ PDF_TOOL = ROOT / "tools" / "pdf_book.py"
 ZH_TOOL = ROOT / "tools" / "zh_book.py"
 _PDF_BUILD: list[subprocess.CompletedProcess] = []
 _ZH_BUILD: list[subprocess.CompletedProcess] = []
+_ZH_PDF_BUILD: list[subprocess.CompletedProcess] = []
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,10 @@ def built_book() -> BookBuild:
             subprocess.run([sys.executable, str(PDF_TOOL)], cwd=ROOT, capture_output=True,
                            text=True, check=False)
         )
+        _ZH_PDF_BUILD.append(
+            subprocess.run([sys.executable, str(PDF_TOOL), "--lang", "zh"], cwd=ROOT,
+                           capture_output=True, text=True, check=False)
+        )
     return build
 
 
@@ -82,6 +87,16 @@ def zh_html(book_html: Path) -> Path:
         pytest.fail(f"the Chinese edition's build failed:\n{(result.stdout + result.stderr)[-3000:]}",
                     pytrace=False)
     return book_html / "zh"
+
+
+@pytest.fixture(scope="session")
+def zh_pdf(zh_html: Path) -> Path:
+    """The Chinese PDF edition (`tools/pdf_book.py --lang zh`), printed after the English PDF."""
+    result = _ZH_PDF_BUILD[-1]
+    if result.returncode != 0:
+        pytest.fail(f"the Chinese PDF build failed:\n{(result.stdout + result.stderr)[-3000:]}",
+                    pytrace=False)
+    return ROOT / "_build" / "pdf" / "attention-executed-zh.pdf"
 
 
 @pytest.fixture(scope="session")

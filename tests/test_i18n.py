@@ -337,3 +337,24 @@ def test_language_switch_markup():
     assert book_html.other_edition_url("genindex", chinese=True) == "../genindex.html"
     assert book_html.chinese_ui('<button title="Play" aria-label="Play">') == (
         '<button title="播放" aria-label="播放">')
+
+
+@pytest.mark.book
+def test_the_chinese_pdf_edition(zh_pdf: Path, zh_html: Path):
+    """`tools/pdf_book.py --lang zh`: the Chinese title, Chinese text drawn in an embedded CJK
+    font, math in the MathJax fonts, and the Chinese download menu links to it."""
+    import subprocess
+
+    info = subprocess.run(["pdfinfo", str(zh_pdf)], capture_output=True, text=True, check=True)
+    assert f"Title:{' ' * 10}{zh_book.TITLE}" in info.stdout or zh_book.TITLE in info.stdout
+    pages = int(re.search(r"Pages:\s+(\d+)", info.stdout)[1])
+    assert pages > 100, f"only {pages} pages"
+    text = subprocess.run(["pdftotext", "-f", "1", "-l", "30", str(zh_pdf), "-"],
+                          capture_output=True, text=True, check=True).stdout
+    assert zh_book.TITLE in text and "目录" in text and len(i18n.CJK.findall(text)) > 2000
+    fonts = subprocess.run(["pdffonts", str(zh_pdf)], capture_output=True, text=True,
+                           check=True).stdout
+    assert re.search(r"WenQuanYi|NotoSansCJK|NotoSerifCJK|SourceHan", fonts), fonts[:800]
+    assert (zh_html / zh_pdf.name).exists()
+    intro = (zh_html / "book" / "intro.html").read_text(encoding="utf-8")
+    assert f'href="../{zh_pdf.name}"' in intro

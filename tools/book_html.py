@@ -691,6 +691,7 @@ def wrap_page_render(app) -> None:
 
 
 BOOK_PDF = "attention-executed.pdf"
+BOOK_PDF_ZH = "attention-executed-zh.pdf"
 
 
 def _offer_book_pdf(app, pagename, templatename, context, doctree) -> None:
@@ -702,14 +703,13 @@ def _offer_book_pdf(app, pagename, templatename, context, doctree) -> None:
         group["buttons"] = [
             button for button in group["buttons"] if button.get("label") != "download-pdf-button"
         ]
-        chinese = chinese_edition(app)  # the Chinese edition offers the English PDF
+        chinese = chinese_edition(app)  # the Chinese edition's own PDF (pdf_book.py --lang zh)
         group["buttons"].append(
             {
                 "type": "link",
-                "url": "../" * (pagename.count("/") + 1) + BOOK_PDF if chinese
-                else pathto(BOOK_PDF, 1),
-                "text": "全书 PDF（英文版）" if chinese else "Book PDF",
-                "tooltip": "全书 PDF（英文版），供离线阅读和打印" if chinese
+                "url": pathto(BOOK_PDF_ZH if chinese else BOOK_PDF, 1),
+                "text": "全书 PDF" if chinese else "Book PDF",
+                "tooltip": "全书 PDF：供离线阅读和打印" if chinese
                 else "Book PDF: the whole book, for reading offline and printing",
                 "icon": "fas fa-file-pdf",
                 "label": "download-book-pdf-button",

@@ -1,6 +1,10 @@
 """Build the PDF edition of the book from the executed HTML (``make pdf``).
 
-Usage: .venv/bin/python tools/pdf_book.py [--html _build/html] [--out _build/pdf]
+Usage: .venv/bin/python tools/pdf_book.py [--html _build/html] [--out _build/pdf] [--lang zh]
+
+``--lang zh`` prints the Chinese edition (``_build/html/zh/``, built by ``tools/zh_book.py``) into
+``_build/pdf/attention-executed-zh.pdf`` (copied next to the Chinese HTML), with its own title
+page and headings, drawn in the CJK font the Chinese pages use.
 
 Route: the pages that ``make book`` already built and executed are assembled, in reading order,
 into one print document (``_build/pdf/book.html``): a title page, a table of contents with
@@ -49,6 +53,24 @@ from toc import toc_docnames  # noqa: E402
 PDF_NAME = "attention-executed.pdf"
 TITLE = "Attention, Executed"
 SUBTITLE = "An interactive textbook on attention and Transformers, every number computed"
+# The fixed words of the print document, per edition (--lang).
+EDITIONS = {
+    "en": {"pdf": PDF_NAME, "lang": "en", "title": TITLE, "subtitle": SUBTITLE,
+           "authors": "The Attention, Executed authors",
+           "built": "Built {date} from the executed notebooks of the HTML edition.",
+           "contents": "Contents", "appendix": "Appendix: Exercises",
+           "appendix_note": "Every chapter's exercises, as in the reader's notebooks "
+                            "(<code>exercises/</code>); the worked solutions are in the HTML "
+                            "edition."},
+    "zh": {"pdf": "attention-executed-zh.pdf", "lang": "zh-CN", "title": "注意力，可执行",
+           "subtitle": "一本关于注意力与 Transformer 的交互式教科书，书中每个数字都由代码算出",
+           "authors": "《注意力，可执行》（Attention, Executed）的作者们",
+           "built": "{date} 由 HTML 版已执行的笔记本生成。",
+           "contents": "目录", "appendix": "附录：练习",
+           "appendix_note": "各章的练习，与读者笔记本（<code>zh/exercises/</code>）中的相同；"
+                            "参考解答见 HTML 版。"},
+}
+WORDS = EDITIONS["en"]  # the edition being printed (main() sets it)
 FRAMES_SHOWN = 4
 # pydata-sphinx-theme's stylesheet makes Chromium's tagged-PDF outline repeat every chapter title
 # ("1. 1. From text to vectorsFrom text to vectors"); the print CSS below replaces what the book
@@ -245,7 +267,10 @@ PRINT_CSS = """
 html, body { background: #fff !important; color: #111 !important; }
 html { font-size: 10pt; }
 body { margin: 0; font-family: "DejaVu Serif", "Noto Serif", Georgia, serif; line-height: 1.45; }
-body :lang(zh), .glossary .zh { font-family: "Noto Sans CJK SC", "WenQuanYi Micro Hei", sans-serif; }
+html:not(:lang(zh)) body :lang(zh), .glossary .zh {
+  font-family: "Noto Sans CJK SC", "WenQuanYi Micro Hei", sans-serif; }
+html:lang(zh) body { line-height: 1.7;
+  font-family: "DejaVu Serif", "Noto Serif CJK SC", "Noto Sans CJK SC", "WenQuanYi Micro Hei", serif; }
 h1, h2, h3, h4 { font-family: "DejaVu Sans", "Noto Sans", sans-serif; color: #111 !important;
   break-after: avoid; page-break-after: avoid; }
 h1 { font-size: 20pt; margin: 0 0 10pt; }
@@ -339,7 +364,7 @@ def _toc(entries: list[tuple[str, str, list[tuple[str, str]]]]) -> str:
         sub_list = f"<ol>{sub}</ol>" if sub else ""
         items.append(f'<li><a href="#{target}">{html_lib.escape(title)}</a>{sub_list}</li>')
     return (
-        '<section class="pdf-doc pdf-toc" id="pdf-contents"><h1>Contents</h1>'
+        f'<section class="pdf-doc pdf-toc" id="pdf-contents"><h1>{WORDS["contents"]}</h1>'
         f"<ol>{''.join(items)}</ol></section>"
     )
 
@@ -442,29 +467,28 @@ def assemble(html_root: Path, out: Path) -> tuple[str, dict]:
     for docname in main:
         add(docname)
     body.append(
-        '<section class="pdf-part" id="pdf-appendix-exercises"><h1>Appendix: Exercises</h1>'
-        "<p style='text-align:center'>Every chapter's exercises, as in the reader's notebooks "
-        "(<code>exercises/</code>); the worked solutions are in the HTML edition.</p></section>"
+        f'<section class="pdf-part" id="pdf-appendix-exercises"><h1>{WORDS["appendix"]}</h1>'
+        f"<p style='text-align:center'>{WORDS['appendix_note']}</p></section>"
     )
     appendix: list[tuple[str, str]] = []
     for docname in exercises:
         add(docname, shift=1, toc_sections=False)
         title, key, _ = toc.pop()  # listed under the appendix, not as a chapter
         appendix.append((title, key))
-    toc.append(("Appendix: Exercises", "pdf-appendix-exercises", appendix))
+    toc.append((WORDS["appendix"], "pdf-appendix-exercises", appendix))
     for docname in back:
         add(docname, toc_sections=False)
 
     assets = _head_assets(html_root / f"{main[1] if len(main) > 1 else main[0]}.html", out)
     title_page = (
-        f'<section class="pdf-title" id="pdf-title"><h1>{TITLE}</h1><p>{SUBTITLE}</p>'
-        "<p>The Attention, Executed authors</p>"
-        f"<p>Built {time.strftime('%Y-%m-%d')} from the executed notebooks of the HTML edition.</p>"
+        f'<section class="pdf-title" id="pdf-title"><h1>{WORDS["title"]}</h1>'
+        f"<p>{WORDS['subtitle']}</p><p>{WORDS['authors']}</p>"
+        f"<p>{WORDS['built'].format(date=time.strftime('%Y-%m-%d'))}</p>"
         "</section>"
     )
     document = (
-        '<!DOCTYPE html><html lang="en" data-theme="light" data-mode="light"><head>'
-        f'<meta charset="utf-8"><title>{TITLE}</title>{assets}'
+        f'<!DOCTYPE html><html lang="{WORDS["lang"]}" data-theme="light" data-mode="light">'
+        f'<head><meta charset="utf-8"><title>{WORDS["title"]}</title>{assets}'
         + "".join(f"<style>{css}</style>" for css in styles)
         + f"<style>{PRINT_CSS}</style></head>"
         f"<body>{title_page}{_toc(toc)}{''.join(body)}</body></html>"
@@ -477,7 +501,7 @@ def print_pdf(document: Path, target: Path) -> None:
 
     header = (
         '<div style="font-size:7pt;width:100%;text-align:center;color:#666;'
-        f'font-family:sans-serif">{TITLE}</div>'
+        f'font-family:sans-serif">{WORDS["title"]}</div>'
     )
     footer = (
         '<div style="font-size:8pt;width:100%;text-align:center;color:#444;font-family:sans-serif">'
@@ -509,19 +533,25 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--html", type=Path, default=ROOT / "_build" / "html")
     parser.add_argument("--out", type=Path, default=ROOT / "_build" / "pdf")
+    parser.add_argument("--lang", choices=sorted(EDITIONS), default="en",
+                        help="the edition: en (_build/html) or zh (_build/html/zh)")
     args = parser.parse_args(argv)
+    global WORDS
+    WORDS = EDITIONS[args.lang]
+    if args.lang != "en" and args.html == ROOT / "_build" / "html":
+        args.html = args.html / args.lang
     if not (args.html / "index.html").exists():
         print(f"no built book in {args.html}: run `make book` first", file=sys.stderr)
         return 1
     args.out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     document, stats = assemble(args.html, args.out)
-    source = args.out / "book.html"
+    source = args.out / ("book.html" if args.lang == "en" else f"book-{args.lang}.html")
     source.write_text(document, encoding="utf-8")
     assembled = time.perf_counter() - start
-    target = args.out / PDF_NAME
+    target = args.out / WORDS["pdf"]
     print_pdf(source, target)
-    shutil.copyfile(target, args.html / PDF_NAME)
+    shutil.copyfile(target, args.html / WORDS["pdf"])
     total = time.perf_counter() - start
     size = target.stat().st_size / 2**20
     print(
