@@ -527,3 +527,22 @@ def test_chinese_pages_are_drawn_in_a_cjk_font(docname: str, zh_html: Path, brow
         assert total and cjk / total > 0.3, f"fonts used: {fonts}"
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("query, page", [("掩码", "book/05_masks"), ("旋转位置嵌入", "book/06_positions")])
+def test_chinese_search_finds_chinese_words(query: str, page: str, zh_html: Path, browser):
+    """The Chinese edition's search page finds a Chinese word (Sphinx indexes Chinese only with
+    jieba; tools/book_html.py indexes character bigrams and splits the query the same way)."""
+    from urllib.parse import quote
+
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    try:
+        tab = context.new_page()
+        tab.goto((zh_html / "search.html").resolve().as_uri() + f"?q={quote(query)}",
+                 wait_until="load")
+        tab.wait_for_selector("#search-results ul.search li", timeout=20_000)
+        hits = tab.eval_on_selector_all("#search-results ul.search li a",
+                                        "(links) => links.map((a) => a.href)")
+        assert any(f"{page}.html" in hit for hit in hits), hits[:10]
+    finally:
+        context.close()

@@ -57,6 +57,7 @@ from docutils import nodes
 from pybtex.plugin import register_plugin
 from pybtex.style.formatting.unsrt import Style as UnsrtStyle
 from pybtex.style.labels import BaseLabelStyle
+from sphinx.search.zh import SearchChinese
 from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
@@ -636,6 +637,47 @@ def chinese_ui(page: str) -> str:
         lambda m: f'{m[1]}="{ZH_UI[m[2]]}"' if m[2] in ZH_UI else m[0], page)
 
 
+CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
+
+
+def cjk_bigrams(text: str) -> list[str]:
+    """The search terms of Chinese text without word boundaries: every pair of adjacent
+    characters of each run of Chinese characters (a lone character is its own term)."""
+    terms = []
+    for run in CJK_RUN.findall(text):
+        terms += [run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)]
+    return terms
+
+
+# The search page's query splitter for Chinese, the same rule in JavaScript: a query "注意力"
+# becomes the terms "注意" and "意力", and a page matches when it holds both.
+CJK_SPLIT_QUERY_JS = r"""
+function splitQuery(query) {
+  const cjk = /[\u3400-\u9fff\uf900-\ufaff]+/u;
+  const terms = [];
+  query.split(/[^\p{Letter}\p{Number}_]+/u).forEach((part) => {
+    part.split(/([\u3400-\u9fff\uf900-\ufaff]+)/u).forEach((piece) => {
+      if (!piece) return;
+      if (!cjk.test(piece)) { terms.push(piece); return; }
+      if (piece.length === 1) terms.push(piece);
+      for (let i = 0; i + 1 < piece.length; i++) terms.push(piece.slice(i, i + 2));
+    });
+  });
+  return terms;
+}
+"""
+
+
+class ChineseBigramSearch(SearchChinese):
+    """Sphinx's Chinese search indexes Chinese words only with jieba (not a dependency of the
+    book): without it a Chinese query finds nothing. Index character bigrams instead."""
+
+    js_splitter_code = CJK_SPLIT_QUERY_JS
+
+    def split(self, input: str) -> list[str]:
+        return cjk_bigrams(input) + super().split(input)
+
+
 def language_switch(page: str, pagename: str, chinese: bool) -> str:
     """``<html lang>`` of the edition, and a link to the other edition first in the header."""
     lang, other, text, title = EDITIONS["zh" if chinese else "en"]
@@ -833,6 +875,7 @@ def setup(app):
     # MathJax's script is added per page by sphinx.ext.mathjax; page_scripts keeps it only where
     # a widget view needs the runtime. Math elsewhere is typeset at build time.
     app.set_html_assets_policy("always")
+    app.add_search_language(ChineseBigramSearch)  # the Chinese edition's search
     app.add_js_file(None, body=SCROLL_TAB_STOPS_JS)
     app.connect("doctree-read", plain_titles, priority=900)
     app.connect("doctree-resolved", figure_alt)
