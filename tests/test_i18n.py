@@ -324,6 +324,28 @@ def test_joining_wrapped_chinese_lines_keeps_markup_lines():
         assert join(kept) == kept
 
 
+def test_breaks_next_to_full_width_punctuation_are_joined_but_not_list_items_or_terms():
+    join = i18n.join_cjk_lines
+    assert join("计算；\n$(T\\times T)$ 的分数") == "计算；$(T\\times T)$ 的分数"
+    assert join("乘积：\n{glue:text}`ch03_x`") == "乘积：{glue:text}`ch03_x`"
+    assert join("倍**\n（见下文）") == "倍**（见下文）"
+    assert join("如下：\n- 第一项") == "如下：\n- 第一项"  # a list starts
+    assert join("中文\n$x$ 与") == "中文\n$x$ 与"  # Chinese then math: the space is wanted
+    term = "RMSNorm（均方根归一化）\nRMSNorm\n  定义。"  # a glossary entry's two term lines
+    assert join(term) == term
+
+
+def test_spaces_around_cross_references_that_show_chinese_are_dropped():
+    tidy = i18n.tidy_cross_references
+    assert tidy("熟悉 {doc}`02_soft_dictionary` 中的") == "熟悉{doc}`02_soft_dictionary`中的"
+    assert tidy("见 {ref}`ch05-padding` 一节") == "见{ref}`ch05-padding`一节"
+    assert tidy("是 {term}`词元 <token>` 的") == "是{term}`词元 <token>`的"
+    assert tidy("如 {numref}`fig-ch11-window` 所示") == "如{numref}`fig-ch11-window` 所示"
+    for kept in ("论文 {cite}`vaswani2017attention` 提出", "共 {glue:text}`n` 个",
+                 "读作 {term}`GPT-2 <GPT-2>` 的", "见 **{term}`残差流 <residual stream>`**"):
+        assert tidy(kept) == kept
+
+
 def test_language_switch_markup():
     import book_html
 

@@ -637,6 +637,49 @@ def chinese_ui(page: str) -> str:
         lambda m: f'{m[1]}="{ZH_UI[m[2]]}"' if m[2] in ZH_UI else m[0], page)
 
 
+# Text (not attributes) that the theme, MyST-NB, sphinx-exercise and matplotlib's player leave in
+# English on a Chinese page: (pattern, replacement) pairs applied to the final HTML.
+ZH_TEXT = [
+    (re.compile(r'(<span class="btn__text-container">)Repository(</span>)'), r"\1源代码仓库\2"),
+    (re.compile(r'(<span class="btn__text-container">)Open issue(</span>)'), r"\1提交问题\2"),
+    (re.compile(r'alt="(Binder|Colab) logo"'), r'alt="\1 标志"'),
+    (re.compile(r'(<span class="visually-hidden">)Sections of ([^<]*)(</span>)'),
+     r"\1“\2”的各节\3"),
+    (re.compile(r"(<label for=\"_anim_radio\d_\w+\">)(Once|Loop|Reflect)(</label>)"),
+     lambda m: m[1] + {"Once": "播放一次", "Loop": "循环", "Reflect": "往返"}[m[2]] + m[3]),
+    # the accessible player (tformer.plots): "frame 3 of 16" in the alt text and the slider
+    (re.compile(r"frame (\d+) of (\d+)"), r"第 \1 帧，共 \2 帧"),
+    (re.compile(r'"frame " \+ \(frame \+ 1\) \+ " of " \+ anim\.frames\.length'),
+     '"第 " + (frame + 1) + " 帧，共 " + anim.frames.length + " 帧"'),
+    # sphinx-exercise's "Solution to <a>Exercise</a>": the exercise's number, the Chinese order
+    (re.compile(r'<p class="admonition-title">解答<a class="reference internal" '
+                r'href="#ex-(\d\d)-(\d+)"> 练习</a>'),
+     r'<p class="admonition-title"><a class="reference internal" href="#ex-\1-\2">'
+     r"练习 \1.\2</a> 的解答"),
+    # MyST-NB's execution table
+    (re.compile(r'(<th class="head"><p>)(Document|Modified|Method|Run Time \(s\)|Status)'
+                r"(</p></th>)"),
+     lambda m: m[1] + {"Document": "文档", "Modified": "修改时间", "Method": "方式",
+                       "Run Time (s)": "运行时间（秒）", "Status": "状态"}[m[2]] + m[3]),
+    (re.compile(r"(<td><p>)cache(</p></td>)"), r"\1缓存\2"),
+    (re.compile(r"作者： "), "作者："),
+]
+
+
+_SIMPLE_EM = re.compile(r"<em>([^<]*)</em>")
+
+
+def chinese_text(page: str) -> str:
+    """The Chinese edition's page text that the tools it is built with leave in English, and
+    the Chinese characters of every emphasis wrapped in ``<span class="zh-em">`` (book.css draws
+    them with emphasis dots: CJK fonts have no italics)."""
+    for pattern, replacement in ZH_TEXT:
+        page = pattern.sub(replacement, page)
+    return _SIMPLE_EM.sub(
+        lambda em: "<em>" + CJK_RUN.sub(lambda run: f'<span class="zh-em">{run[0]}</span>', em[1])
+        + "</em>", page)
+
+
 CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 
 
@@ -707,7 +750,7 @@ def finish_page(app, pagename: str, context: dict, page: str) -> str:
     page = _defer_search(page)
     page = language_switch(page, pagename, chinese_edition(app))
     if chinese_edition(app):
-        page = chinese_ui(page)
+        page = chinese_text(chinese_ui(page))
     builder = app.builder
     return _image_sizes(page, Path(builder.outdir), pagename, getattr(builder, "images", {}),
                         Path(app.srcdir))

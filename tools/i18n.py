@@ -480,6 +480,41 @@ def update(source: Path, lang: str, root: Path = ROOT) -> tuple[int, int]:
 # as a space by browsers (HTML collapses a newline into a space), so the assembled text joins them.
 _WIDE = "\u3000-\u303f\u3400-\u9fff\uff00-\uffef\u2018-\u201d\u2014\u2026"
 _WIDE_BREAK = re.compile(f"(?<=[{_WIDE}])\n[ \t]*(?=[{_WIDE}])")
+_PUNCTUATION = "\u3000-\u303f\uff00-\uffef\u2018-\u201d\u2014\u2026"  # full-width punctuation
+# A cross-reference whose shown text is Chinese: no space between it and Chinese text.
+_XREF = re.compile(r"\{(?P<role>doc|ref|numref|term)\}`(?P<body>[^`]*)`")
+
+
+def _shown_ends(match: re.Match) -> tuple[bool, bool]:
+    """Whether the text a cross-reference shows starts / ends with a Chinese character."""
+    body = match["body"]
+    if body.endswith(">") and "<" in body:
+        title = body.rsplit("<", 1)[0].strip()
+        wide = re.compile(f"[{_WIDE}]")
+        return bool(title) and bool(wide.fullmatch(title[0])), bool(title) and bool(
+            wide.fullmatch(title[-1]))
+    if match["role"] in ("doc", "ref"):  # the target's title: a Chinese heading
+        return True, True
+    if match["role"] == "numref":  # "图 11.2": Chinese, then a number
+        return True, False
+    return False, False  # a bare {term} shows the English term
+
+
+def tidy_cross_references(text: str) -> str:
+    """Drop the space a translator left between Chinese text and a cross-reference that shows
+    Chinese text (``熟悉 {doc}`02_soft_dictionary` 中的`` would read “熟悉 作为软字典的注意力 中的”)."""
+    out, end = [], 0
+    for match in _XREF.finditer(text):
+        starts, ends = _shown_ends(match)
+        before = text[end:match.start()]
+        if starts and before.endswith(" ") and re.search(f"[{_WIDE}] $", text[:match.start()]):
+            before = before[:-1]
+        out.append(before + match[0])
+        end = match.end()
+        if ends and text[end:end + 1] == " " and re.match(f" [{_WIDE}]", text[end:end + 2]):
+            end += 1
+    out.append(text[end:])
+    return "".join(out)
 
 
 # A line after which a break is markup, not a wrapped sentence: a fence or directive line (its
@@ -498,13 +533,26 @@ def join_cjk_lines(text: str) -> str:
     directive's title, a heading, an option) and the break between a glossary term and its
     indented definition are kept."""
     wide = re.compile(f"[{_WIDE}]")
+    punctuation = re.compile(f"[{_PUNCTUATION}]")
     lines = text.split("\n")
     out = [lines[0]]
-    for line in lines[1:]:
+    for index, line in enumerate(lines[1:], start=1):
+        following = lines[index + 1] if index + 1 < len(lines) else ""
+        # a glossary entry's term lines: each stands alone above its indented definition
+        term_line = bool(following.strip()) and _indent(following) > _indent(line)
         previous = out[-1].split("\n")[-1] if out else ""
         last = previous.rstrip()
+        first = line.lstrip()[:1]
         joins = (
-            last and line.strip() and wide.fullmatch(last[-1]) and wide.fullmatch(line.lstrip()[0])
+            last and first
+            and (
+                (wide.fullmatch(last[-1]) and wide.fullmatch(first))
+                # next to full-width punctuation a break is a stray space whatever follows
+                # ("计算；⏎$T$"), unless the next line starts a list item or markup
+                or ((punctuation.fullmatch(last[-1]) or punctuation.fullmatch(first))
+                    and not _LIST_ITEM.match(line) and not _MARKUP_LINE.match(line)
+                    and not term_line)
+            )
             and not _MARKUP_LINE.match(previous)
             and not (_indent(line) > _indent(previous) and not _LIST_ITEM.match(previous))
         )
@@ -528,7 +576,7 @@ def translate_text(source_text: str, cell_id: str, lookup: Lookup, relative: str
             entry = lookup.translation(unit)
             if entry is None or not _is_translated(entry):
                 raise KeyError(f"no translation: {unit.describe()}")
-            block = join_cjk_lines(entry.text)
+            block = tidy_cross_references(join_cjk_lines(entry.text))
         out.append(block + separator)
     return "".join(out)
 

@@ -62,9 +62,9 @@ EDITIONS = {
            "appendix_note": "Every chapter's exercises, as in the reader's notebooks "
                             "(<code>exercises/</code>); the worked solutions are in the HTML "
                             "edition."},
-    "zh": {"pdf": "attention-executed-zh.pdf", "lang": "zh-CN", "title": "注意力，可执行",
+    "zh": {"pdf": "attention-executed-zh.pdf", "lang": "zh-CN", "title": "可运行的注意力",
            "subtitle": "一本关于注意力与 Transformer 的交互式教科书，书中每个数字都由代码算出",
-           "authors": "《注意力，可执行》（Attention, Executed）的作者们",
+           "authors": "《可运行的注意力》（Attention, Executed）的作者们",
            "built": "{date} 由 HTML 版已执行的笔记本生成。",
            "contents": "目录", "appendix": "附录：练习",
            "appendix_note": "各章的练习，与读者笔记本（<code>zh/exercises/</code>）中的相同；"

@@ -10,7 +10,7 @@ source; ``locale/zh/**`` holds the translated prose units (``tools/i18n.py``). T
   cell ids are shared). Notebook metadata ``"language": "zh"`` tells ``tformer.checks`` and the
   grader to speak Chinese;
 * the **Chinese book's source tree** ``_build/zh-src/``: a generated ``_config.yml``
-  (``language: zh_CN``, the title 注意力，可执行, the English execution cache), a ``_toc.yml``
+  (``language: zh_CN``, the title 可运行的注意力, the English execution cache), a ``_toc.yml``
   with Chinese part captions, the assembled chapters and pages, the exercise pages generated from
   the translated solutions (``tformer.authoring.book_page(..., lang="zh")``), and symlinks to
   ``assets/``, ``vendor/``, ``tools/`` and ``references.bib``;
@@ -56,7 +56,7 @@ from tformer import authoring  # noqa: E402
 
 LANG = "zh"
 SPHINX_LANGUAGE = "zh_CN"
-TITLE = "注意力，可执行"
+TITLE = "可运行的注意力"
 SUBTITLE = "Attention, Executed"
 ZH = ROOT / "zh"  # the committed Chinese notebooks
 SRC = ROOT / "_build" / "zh-src"  # the generated source tree
@@ -212,7 +212,7 @@ def zh_config() -> dict:
     path (``zh/``) and the English execution cache."""
     config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
     config["title"] = TITLE
-    config["author"] = "《注意力，可执行》（Attention, Executed）的作者们"
+    config["author"] = "《可运行的注意力》（Attention, Executed）的作者们"
     config["exclude_patterns"] = [p for p in config.get("exclude_patterns", [])
                                   if p not in ("zh", "locale")] + ["zh", "locale"]
     config["execute"] = {**config.get("execute", {}), "execute_notebooks": "cache",
@@ -224,6 +224,9 @@ def zh_config() -> dict:
     # MyST-NB's fold buttons ("Show code cell source"): its {type} is an English word
     sphinx_config["nb_code_prompt_show"] = "显示代码单元格"
     sphinx_config["nb_code_prompt_hide"] = "隐藏代码单元格"
+    # sphinx-togglebutton's hint on the folded solutions ("Click to show")
+    sphinx_config["togglebutton_hint"] = "点击展开"
+    sphinx_config["togglebutton_hint_hide"] = "点击收起"
     return config
 
 
