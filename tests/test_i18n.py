@@ -380,3 +380,33 @@ def test_the_chinese_pdf_edition(zh_pdf: Path, zh_html: Path):
     assert (zh_html / zh_pdf.name).exists()
     intro = (zh_html / "book" / "intro.html").read_text(encoding="utf-8")
     assert f'href="../{zh_pdf.name}"' in intro
+
+
+@pytest.mark.book
+def test_chinese_citations_and_labels_say_deng(book_html: Path, zh_html: Path):
+    english = (book_html / "book" / "references.html").read_text(encoding="utf-8")
+    chinese = (zh_html / "book" / "references.html").read_text(encoding="utf-8")
+    assert "Vaswani et al., 2017" in english and "Vaswani 等, 2017" not in english
+    assert "Vaswani 等, 2017" in chinese and "et al., 2017" not in chinese
+    chapter = (zh_html / "book" / "07_multihead.html").read_text(encoding="utf-8")
+    assert "Vaswani 等, 2017</a>" in chapter
+
+
+def test_chinese_page_text_left_in_english_by_the_tools():
+    import book_html
+
+    page = (
+        '<span class="btn__text-container">Repository</span>'
+        '<label for="_anim_radio2_ab12">Loop</label>'
+        '<img alt="heads, frame 3 of 16">'
+        '<p class="admonition-title">解答<a class="reference internal" href="#ex-05-2"> 练习</a></p>'
+        '<th class="head"><p>Run Time (s)</p></th><td><p>cache</p></td>'
+        "<p>作者： X</p><p><em>精确</em>的 <em>Attention Is All You Need</em></p>"
+    )
+    text = book_html.chinese_text(page)
+    for expected in ("源代码仓库", ">循环<", "第 3 帧，共 16 帧",
+                     '<a class="reference internal" href="#ex-05-2">练习 05.2</a> 的解答',
+                     "运行时间（秒）", "<td><p>缓存</p></td>", "作者：X",
+                     '<em><span class="zh-em">精确</span></em>',
+                     "<em>Attention Is All You Need</em>"):
+        assert expected in text, expected

@@ -51,6 +51,7 @@ import shutil
 import struct
 import subprocess
 import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from docutils import nodes
@@ -59,6 +60,9 @@ from pybtex.style.formatting.unsrt import Style as UnsrtStyle
 from pybtex.style.labels import BaseLabelStyle
 from sphinx.search.zh import SearchChinese
 from sphinx.util import logging
+from sphinxcontrib.bibtex.plugin import register_plugin as register_bibtex_plugin
+from sphinxcontrib.bibtex.style.referencing import PersonStyle
+from sphinxcontrib.bibtex.style.referencing.author_year import AuthorYearReferenceStyle
 
 logger = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parent.parent
@@ -887,6 +891,8 @@ def _exercise_launch_buttons(app, pagename, templatename, context, doctree) -> N
 class AuthorYearLabels(BaseLabelStyle):
     """Labels "Surname, 2017", "Surname and Other, 2017" or "Surname et al., 2017"."""
 
+    AND, ET_AL = " and ", " et al."
+
     def format_labels(self, sorted_entries):
         for entry in sorted_entries:
             people = entry.persons.get("author") or entry.persons.get("editor") or []
@@ -896,9 +902,9 @@ class AuthorYearLabels(BaseLabelStyle):
             elif len(surnames) == 1:
                 names = surnames[0]
             elif len(surnames) == 2:
-                names = f"{surnames[0]} and {surnames[1]}"
+                names = f"{surnames[0]}{self.AND}{surnames[1]}"
             else:
-                names = f"{surnames[0]} et al."
+                names = f"{surnames[0]}{self.ET_AL}"
             names = names.replace("{", "").replace("}", "")
             yield f"{names}, {entry.fields.get('year', 'n.d.')}"
 
@@ -910,8 +916,30 @@ class AuthorYearStyle(UnsrtStyle):
     default_sorting_style = "author_year_title"
 
 
+class ChineseAuthorYearLabels(AuthorYearLabels):
+    """The Chinese edition's labels: "Vaswani 等, 2017", "Bahdanau 和 Bengio, 2015"."""
+
+    AND, ET_AL = " 和 ", " 等"
+
+
+class ChineseAuthorYearStyle(AuthorYearStyle):
+    default_label_style = "book_author_year_zh"
+
+
+@dataclass
+class ChineseAuthorYearReferences(AuthorYearReferenceStyle):
+    """In-text citations of the Chinese edition, matching its labels: [Vaswani 等, 2017]."""
+
+    person: PersonStyle = field(
+        default_factory=lambda: PersonStyle(sep2=" 和 ", last_sep=" 和 ", other=" 等"))
+
+
 register_plugin("pybtex.style.labels", "book_author_year", AuthorYearLabels)
 register_plugin("pybtex.style.formatting", "book_author_year", AuthorYearStyle)
+register_plugin("pybtex.style.labels", "book_author_year_zh", ChineseAuthorYearLabels)
+register_plugin("pybtex.style.formatting", "book_author_year_zh", ChineseAuthorYearStyle)
+register_bibtex_plugin("sphinxcontrib.bibtex.style.referencing", "author_year_zh",
+                       ChineseAuthorYearReferences)
 
 
 def setup(app):

@@ -221,6 +221,9 @@ def zh_config() -> dict:
     config.setdefault("repository", {})["path_to_book"] = "zh"
     sphinx_config = config.setdefault("sphinx", {}).setdefault("config", {})
     sphinx_config["language"] = SPHINX_LANGUAGE
+    # citations and bibliography labels "Vaswani 等, 2017" (tools/book_html.py)
+    sphinx_config["bibtex_reference_style"] = "author_year_zh"
+    sphinx_config["bibtex_default_style"] = "book_author_year_zh"
     # MyST-NB's fold buttons ("Show code cell source"): its {type} is an English word
     sphinx_config["nb_code_prompt_show"] = "显示代码单元格"
     sphinx_config["nb_code_prompt_hide"] = "隐藏代码单元格"
