@@ -25,6 +25,7 @@ Each idea of the book lives in one module, named after the concept:
 ``training``    next-token loss, the original learning-rate schedule, a small training loop
 ``induction``   the induction-head lab's model, training and assessment (chapter 12)
 ``determinism`` ``reproducible(seed, deterministic=...)``: seeds everything, GPU-safe
+``seed_rates``  how often each claim about a trained model holds, per CPU kernel (bench data)
 ``profiling``   peak tensor memory on any device; ``bench_utils`` timing helpers
 ``notebook``    ``glue`` that works with MyST-NB and without it (Colab)
 ``checks``      the exercise checkers; ``grade`` the notebook grader; ``authoring`` builds

@@ -1,0 +1,71 @@
+"""The committed seed rates (``src/tformer/data/bench/*.json``, written by ``bench/kernels.py``).
+
+A chapter glues these rates beside its claims about trained models, so a stale file would put
+an old measurement on the page: each file records the SHA-1 of its bench script and of every
+source it measures, and the test fails when any of them changed since (rerun the script).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from tformer import seed_rates
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = sorted((ROOT / "src" / "tformer" / "data" / "bench").glob("*.json"))
+REQUIRED_KERNELS = {"avx512", "avx2", "default", "avx512 1 thread"}
+
+
+@pytest.mark.parametrize("path", RESULTS, ids=[p.stem for p in RESULTS])
+def test_result_is_newer_than_its_sources(path):
+    result = json.loads(path.read_text(encoding="utf-8"))
+    assert result["name"] == path.stem
+    assert result["script"] in result["sources"]
+    changed = [
+        name
+        for name, digest in result["sources"].items()
+        if not (ROOT / name).exists() or hashlib.sha1((ROOT / name).read_bytes()).hexdigest() != digest
+    ]
+    assert not changed, f"{path.name} is older than {changed}: rerun {result['script']}"
+
+
+@pytest.mark.parametrize("path", RESULTS, ids=[p.stem for p in RESULTS])
+def test_result_covers_every_kernel_and_ten_seeds(path):
+    result = json.loads(path.read_text(encoding="utf-8"))
+    assert result["seeds"] == list(range(10))
+    assert set(result["kernels"]) == REQUIRED_KERNELS
+    capabilities = {k: run["capability"] for k, run in result["kernels"].items()}
+    assert capabilities["default"] == "DEFAULT" and capabilities["avx2"] == "AVX2", capabilities
+    threads = {k: run["threads"] for k, run in result["kernels"].items()}
+    assert threads["avx512 1 thread"] == 1, threads
+    for kernel, run in result["kernels"].items():
+        for claim, outcomes in run["claims"].items():
+            assert len(outcomes) == 10, (kernel, claim)
+            assert all(isinstance(x, bool) for x in outcomes), (kernel, claim)
+
+
+def test_rate_counts_the_worst_kernel(monkeypatch):
+    fake = {
+        "seeds": list(range(4)),
+        "kernels": {
+            "avx512": {"claims": {"c": [True, True, True, True]}},
+            "default": {"claims": {"c": [True, False, True, True]}},
+        },
+    }
+    monkeypatch.setattr(seed_rates, "load", lambda name: fake)
+    rate = seed_rates.rate("x", "c")
+    assert (rate.holds, rate.most, rate.of, rate.everywhere) == (3, 4, 4, False)
+    assert rate.describe() == "3–4 of 4 seeds, depending on the CPU kernel"
+    fake["kernels"]["default"]["claims"]["c"] = [True] * 4
+    assert seed_rates.rate("x", "c").describe() == "4 of 4 seeds under each of 2 CPU kernels"
+    with pytest.raises(KeyError, match="has no claim 'missing'"):
+        seed_rates.rate("x", "missing")
+
+
+def test_unknown_result_names_the_known_ones():
+    with pytest.raises(FileNotFoundError, match="no committed seed-rate result 'no-such-bench'"):
+        seed_rates.load("no-such-bench")
