@@ -20,11 +20,11 @@ import re
 import shutil
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import nbformat
 import pytest
+import tomllib
 
 import tformer
 from tformer.checks import language
@@ -81,9 +81,10 @@ def test_setup_cell_is_short_valid_python_and_off_colab_only_records_the_version
 @pytest.mark.slow
 def test_setup_cell_installs_the_release_tag_not_the_branch(tmp_path):
     """A temporary repository: tag ``v<version>`` is this working tree (``snapshot_repository``),
-    then a clone's branch moves on to version 99.0.0, and the clone is served. The setup cell (run in IPython with a fake google.colab, pip writing into
-    a scratch ``--target`` without dependencies, so nothing touches this venv) must install the
-    tag, and the installed wheel must report the tag's version."""
+    then a clone's branch moves on to version 99.0.0, and the clone is served. The setup cell
+    (run in IPython with a fake google.colab, pip writing into a scratch ``--target`` without
+    dependencies, so nothing touches this venv) must install the tag, and the installed wheel
+    must report the tag's version."""
     version = _pyproject_version()
     url, branch = rt.configured_repository()
     served = rt.snapshot_repository(tmp_path / "served", branch)

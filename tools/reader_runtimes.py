@@ -450,10 +450,12 @@ def git_config_serving(local: Path, url: str, config: Path) -> Path:
 def clean_environ(env: Environment, **extra: str) -> dict[str, str]:
     """The process environment for running things inside ``env``: its ``bin`` first on the PATH,
     no PYTHONPATH (a developer's shell points it at the worktree's ``src``, which would hide the
-    installed ``tformer``), no virtualenv of the caller, no user Jupyter/IPython configuration."""
+    installed ``tformer``), no virtualenv of the caller, no user Jupyter/IPython configuration;
+    started from the environment's ``pip_environ`` when it has one (Colab's: no machine pip
+    configuration, so the setup cell's ``%pip install`` sees what it would see on Colab)."""
     environ = {
         key: value
-        for key, value in os.environ.items()
+        for key, value in (env.pip_environ if env.pip_environ is not None else os.environ).items()
         if key not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", "PYTHONSTARTUP")
         and not key.startswith(("JUPYTER", "IPYTHON", "GIT_CONFIG", "PIP_REQUIRE"))
     }

@@ -56,8 +56,8 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
-from tformer.authoring import CHECK_CALL, Section, chapter_of, sections, tags
 from tformer import version
+from tformer.authoring import CHECK_CALL, Section, chapter_of, sections, tags
 from tformer.checks.core import version_warning
 from tformer.checks.language import LANGUAGES, normalise, notebook_language, status_text, translate
 

@@ -24,7 +24,9 @@ VARIABLE = "TFORMER_NOTEBOOK_VERSION"
 """The environment variable the setup cell sets to the release the notebook was made for."""
 
 _PROJECT_VERSION = re.compile(r'^\[project\]\s*$(?:(?!^\[).)*?^version\s*=\s*"([^"]+)"', re.M | re.S)
-_SETUP_CELL_VERSION = re.compile(r'^\s*os\.environ\["' + VARIABLE + r'"\]\s*=\s*VERSION\s*=\s*"([^"]+)"', re.M)
+_SETUP_CELL_VERSION = re.compile(
+    r'^\s*os\.environ\["' + VARIABLE + r'"\]\s*=\s*VERSION\s*=\s*"([^"]+)"', re.M
+)
 
 
 def _source_checkout_version() -> str | None:
