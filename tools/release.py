@@ -7,9 +7,8 @@
 2. rewrites every notebook's setup cell (``tools/setup_cell.py --fix``), so each records 2.1.0
    and on Colab installs ``tformer @ git+<repository.url>@v2.1.0``;
 3. prints what is left to do by hand: regenerate the Chinese notebooks (``make translations``),
-   run the tests, commit,
-   tag ``v2.1.0`` and push the tag (CONTRIBUTING.md, "Releasing"). Until the tag is pushed, a
-   reader's Colab copy of the new notebooks cannot install ``tformer``.
+   run the tests, commit, tag ``v2.1.0`` and push the tag (CONTRIBUTING.md, "Releasing"). Until
+   the tag is pushed, a reader's Colab copy of the new notebooks cannot install ``tformer``.
 
 ``--check`` only verifies that pyproject's version, ``tformer.__version__`` and every notebook's
 setup cell agree (exit 1 naming what differs).
