@@ -1,0 +1,151 @@
+"""The notebook watchdog (tools/nb_watchdog.py): no cell in the book build or in a test sits past
+its limit without failing, and the failure names the notebook and the cell.
+
+Short limits here (3 s); the book and the tests use 120 s."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+from nbclient import NotebookClient
+from nbclient.exceptions import CellTimeoutError
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+
+import nb_watchdog  # noqa: E402
+
+KERNEL = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
+
+
+@pytest.fixture(autouse=True)
+def collect_clients():
+    """Collect the clients' sockets and cancelled tasks right after each test: left to a later
+    garbage collection, their finalizers can run inside an `ast.parse` (pytest rewriting a
+    module it imports) and trip CPython 3.11's "AST constructor recursion depth mismatch"."""
+    yield
+    gc.collect()
+
+
+def sleepy(seconds: float = 60) -> nbformat.NotebookNode:
+    """A title, a quick cell (1) and a cell (2) that sleeps far past any limit used here."""
+    return new_notebook(
+        cells=[
+            new_markdown_cell("# Sleepy"),
+            new_code_cell("x = 1"),
+            new_code_cell(f"import time\n\ntime.sleep({seconds})  # past the limit"),
+        ],
+        metadata=KERNEL,
+    )
+
+
+def test_a_cell_past_the_limit_fails_naming_the_notebook_and_the_cell(tmp_path):
+    client = nb_watchdog.WatchedClient(
+        sleepy(), limit=3, notebook="book/sleepy.ipynb", kernel_name="python3",
+        resources={"metadata": {"path": str(tmp_path)}},
+    )
+    started = time.perf_counter()
+    with pytest.raises(CellTimeoutError) as error:
+        client.execute()
+    seconds = time.perf_counter() - started
+    assert "book/sleepy.ipynb, cell 2: `import time`" in str(error.value)
+    assert "sat 3 s" in str(error.value)
+    # it fired at the limit (plus kernel start and shutdown), not when the sleep ended
+    assert seconds < 40, seconds
+
+
+def lose_the_reply_wakeup(client: NotebookClient) -> None:
+    """Make every wait for an execute_reply behave as in the ipykernel 7.4 stall: the reply is
+    in the client's socket at once, but nothing looks at it until the wait's deadline."""
+
+    def hook(cell, cell_index):
+        channel = client.kc.shell_channel
+        if getattr(channel, "lossy", False):
+            return
+        found = channel.get_msg
+
+        async def get_msg(timeout=None):
+            if timeout:
+                await asyncio.sleep(timeout)
+            return await found(timeout=1)
+
+        channel.get_msg = get_msg
+        channel.lossy = True
+
+    client.on_cell_execute = hook
+
+
+def test_a_reply_found_only_at_nbclient_deadline_passes_nbclient_but_not_the_watchdog(tmp_path):
+    """The gap the watchdog closes: with nbclient's own timeout, a cell whose reply is noticed
+    only at the deadline 'succeeds' after sitting the whole timeout."""
+    notebook = new_notebook(cells=[new_code_cell("x = 1")], metadata=KERNEL)
+    resources = {"metadata": {"path": str(tmp_path)}}
+
+    plain = NotebookClient(nbformat.from_dict(notebook), timeout=3, kernel_name="python3",
+                           resources=resources)
+    lose_the_reply_wakeup(plain)
+    started = time.perf_counter()
+    plain.execute()  # no error: the stall is invisible to nbclient
+    assert time.perf_counter() - started >= 3
+
+    watched = nb_watchdog.WatchedClient(nbformat.from_dict(notebook), limit=3,
+                                        notebook="quick.ipynb", kernel_name="python3",
+                                        resources=resources)
+    lose_the_reply_wakeup(watched)
+    with pytest.raises(CellTimeoutError, match=r"quick\.ipynb, cell 0: `x = 1`"):
+        watched.execute()
+
+
+def test_the_book_build_executes_through_the_watchdog(tmp_path):
+    """A one-page book configured as ours (execute_notebooks: cache, the nb_watchdog local
+    extension): the build fails at the limit, and its log names the notebook and the cell."""
+    nbformat.write(sleepy(), tmp_path / "sleepy.ipynb")
+    (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: sleepy\n", encoding="utf-8")
+    (tmp_path / "_config.yml").write_text(textwrap.dedent(f"""\
+        title: Sleepy
+        execute:
+          execute_notebooks: cache
+          timeout: 3
+        sphinx:
+          local_extensions:
+            nb_watchdog: {ROOT / "tools"}
+          config:
+            nb_execution_raise_on_error: true
+            nb_execution_show_tb: true
+        """), encoding="utf-8")
+    started = time.perf_counter()
+    build = subprocess.run(
+        [str(Path(sys.executable).parent / "jupyter-book"), "build", str(tmp_path), "-W"],
+        capture_output=True, text=True, cwd=tmp_path, check=False, timeout=300,
+    )
+    seconds = time.perf_counter() - started
+    log = build.stdout + build.stderr
+    assert build.returncode != 0, log[-3000:]
+    assert f"{tmp_path / 'sleepy.ipynb'}, cell 2: `import time`" in log, log[-3000:]
+    assert seconds < 55, seconds  # stopped at the limit, not after the 60 s sleep
+
+
+def test_every_place_that_executes_notebooks_uses_the_watchdog():
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    assert config["execute"]["timeout"] <= nb_watchdog.LIMIT
+    assert config["sphinx"]["local_extensions"].get("nb_watchdog") == "tools"
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert f"--nbval-cell-timeout={nb_watchdog.LIMIT}" in makefile
+    for tool in ("run_notebook.py", "reader_runtimes.py"):
+        source = (ROOT / "tools" / tool).read_text(encoding="utf-8")
+        assert "WatchedClient(" in source and "NotebookClient(" not in source, tool
+    # no other test or tool builds its own unwatched client
+    for path in [*ROOT.glob("tests/*.py"), *ROOT.glob("tools/*.py")]:
+        if path.name in ("test_watchdog.py", "nb_watchdog.py"):
+            continue
+        assert "NotebookClient(" not in path.read_text(encoding="utf-8"), path
