@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import select
 import subprocess
 import sys
 import textwrap
@@ -16,6 +17,10 @@ from pathlib import Path
 import nbformat
 import pytest
 import yaml
+import zmq
+import zmq.asyncio
+from jupyter_client.channels import AsyncZMQSocketChannel
+from jupyter_client.session import Session
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
@@ -47,6 +52,51 @@ def sleepy(seconds: float = 60) -> nbformat.NotebookNode:
         ],
         metadata=KERNEL,
     )
+
+
+async def wait_for_a_reply_while_the_client_sends(rearm: bool) -> tuple[float, bool, bool]:
+    """The stall without a kernel: nbclient's wait for execute_reply (an asyncio poll on the
+    shell DEALER), the reply arriving while the event loop is busy, and a send on the same
+    channel (nbclient's OutputWidget.sync_state) before the loop looks. Returns the seconds the
+    wait took and whether the socket's FD signalled before and after that send."""
+    context = zmq.asyncio.Context()
+    try:
+        kernel = context.socket(zmq.ROUTER)
+        port = kernel.bind_to_random_port("tcp://127.0.0.1")
+        client = context.socket(zmq.DEALER)
+        client.connect(f"tcp://127.0.0.1:{port}")
+        session = Session()
+        shell = AsyncZMQSocketChannel(client, session)
+        if rearm:
+            nb_watchdog.rearm_after_send(shell)
+        fd = client.getsockopt(zmq.FD)
+        shell.send(session.msg("execute_request", {}))
+        ident = (await kernel.recv_multipart())[0]
+        started = time.perf_counter()
+        waiting = asyncio.ensure_future(shell.get_msg(timeout=3))
+        await asyncio.sleep(0.05)  # the wait is registered; nothing has arrived
+        session.send(kernel, "execute_reply", {"status": "ok"}, ident=[ident])
+        signalled = bool(select.select([fd], [], [], 10)[0])  # the loop is busy meanwhile
+        shell.send(session.msg("comm_msg", {}))
+        still = bool(select.select([fd], [], [], 0)[0])
+        reply = await waiting
+        assert reply["msg_type"] == "execute_reply"
+        return time.perf_counter() - started, signalled, still
+    finally:
+        context.destroy(linger=0)
+
+
+def test_a_send_on_the_shell_channel_swallows_the_replys_wakeup_unless_rearmed():
+    """The cause of the stall, and the fix. Plain jupyter_client sends on a zmq.Socket.shadow,
+    which drains the FD's signal: the reply sits unseen until the wait's deadline (3 s) and is
+    then returned as if on time. With `rearm_after_send` the wait ends at once. (If a pyzmq or
+    jupyter_client release stops swallowing the wake-up, the first half fails: then the
+    workaround can go.)"""
+    seconds, signalled, still = asyncio.run(wait_for_a_reply_while_the_client_sends(False))
+    assert signalled and not still, "the send consumed the reply's wake-up"
+    assert seconds >= 2.9, seconds
+    seconds, signalled, _ = asyncio.run(wait_for_a_reply_while_the_client_sends(True))
+    assert signalled and seconds < 2, seconds
 
 
 def test_a_cell_past_the_limit_fails_naming_the_notebook_and_the_cell(tmp_path):

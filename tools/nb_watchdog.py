@@ -1,23 +1,30 @@
-"""A per-cell watchdog for every place this project executes notebooks.
+"""Notebook execution that never stalls: the fix for the lost wake-up, and a per-cell watchdog,
+for every place this project executes notebooks.
 
-No notebook cell may sit past ``LIMIT`` seconds (every chapter runs in well under a minute):
-past it the cell fails with a ``CellTimeoutError`` that names the notebook, the cell's index and
-the first line of its source.
+The stall (bench/README.md, "A build that never stalls"): nbclient waits for a cell's
+``execute_reply`` with an asyncio poll on the shell socket. In a cell with a live widget
+(``widgets.interact``: its Output widget captures the cell's outputs), nbclient mimics a
+frontend and echoes each captured output back to the kernel (``OutputWidget.sync_state``) with
+``shell_channel.send``, which jupyter_client's ``Session.send`` performs on a plain
+``zmq.Socket.shadow`` of that same socket, bypassing pyzmq's asyncio wrapper. If the reply lands
+just then, the raw send processes libzmq's read-activation command (libzmq: after a send a socket
+may become readable without its file descriptor signalling) and nothing re-checks
+``ZMQ_EVENTS``: the poll sleeps, kernel and client idle in epoll, until its deadline, when one
+last look finds the reply and the cell "succeeds" after exactly ``timeout`` seconds.
 
-nbclient's own ``timeout`` is not enough. The stall seen with ipykernel 7.4 (bench/README.md,
-"A build that never stalls") was a reply that had reached the client while the client's event
-loop never woke for it; nbclient's wait for ``execute_reply`` ends at its deadline with one last
-look at the socket, finds the reply there and reports the cell as a success. A cell could
-therefore sit idle for the whole ``timeout`` and still pass. The watchdog runs each cell as a
-task with a deadline of its own, ``LIMIT``, shorter than the deadline it gives nbclient, so
-whatever a cell waits for (a reply, an output, a kernel that died quietly), it fails at ``LIMIT``.
+1. The fix: ``WatchedClient`` asks the asyncio socket for ``ZMQ_EVENTS`` after every send on the
+   shell channel; pyzmq's wrapper then re-checks readiness and wakes the pending poll.
+2. The watchdog: nbclient's ``timeout`` cannot catch such a stall (the cell passes at the
+   deadline), so each cell runs as a task with a deadline of its own, ``limit`` (``LIMIT`` =
+   120 s; every chapter runs in well under a minute), shorter than the one nbclient gets. Past it
+   the cell fails with a ``CellTimeoutError`` naming the notebook, the cell's index and the first
+   line of its source, whatever it waited for.
 
 Used by the book build (this module is a Sphinx extension, ``local_extensions`` in
 ``_config.yml``: its ``setup`` puts ``execute`` under jupyter-cache, through which MyST-NB's
 ``execute_notebooks: cache`` runs every notebook, with ``execute: timeout`` as the limit and the
-notebook's path in the error), ``tools/run_notebook.py`` and
-``tools/reader_runtimes.py`` (the Colab and Binder tests). Works with nbclient 0.10 (Colab's) and
-0.11.
+notebook's path in the error), ``tools/run_notebook.py`` and ``tools/reader_runtimes.py`` (the
+Colab and Binder tests). Works with nbclient 0.10 (Colab's) and 0.11.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ import asyncio
 import contextlib
 from typing import Any
 
+import zmq
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError
 
@@ -41,8 +49,21 @@ def describe(notebook: str, index: int, source: str) -> str:
     return f"{notebook or 'notebook'}, cell {index}: `{first}`"
 
 
+def rearm_after_send(channel: Any) -> None:
+    """After each send on ``channel``, read ``ZMQ_EVENTS`` through its asyncio socket: pyzmq then
+    schedules the wake-up a raw send may have swallowed (a no-op when nothing is waiting)."""
+    send = channel.send
+
+    def send_and_rearm(msg: dict) -> None:
+        send(msg)
+        channel.socket.get(zmq.EVENTS)
+
+    channel.send = send_and_rearm
+
+
 class WatchedClient(NotebookClient):
-    """A ``NotebookClient`` whose every cell fails loudly once it has run ``limit`` seconds.
+    """A ``NotebookClient`` whose shell channel cannot swallow a reply's wake-up, and whose every
+    cell fails loudly once it has run ``limit`` seconds.
 
     ``notebook`` names the notebook in the error (nbclient itself does not know the file)."""
 
@@ -52,6 +73,11 @@ class WatchedClient(NotebookClient):
         super().__init__(nb, **kwargs)
         self.limit = limit
         self.notebook_name = notebook
+
+    async def async_start_new_kernel_client(self):
+        kc = await super().async_start_new_kernel_client()
+        rearm_after_send(kc.shell_channel)
+        return kc
 
     async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
         run = asyncio.ensure_future(
