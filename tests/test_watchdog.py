@@ -109,9 +109,26 @@ def test_a_cell_past_the_limit_fails_naming_the_notebook_and_the_cell(tmp_path):
         client.execute()
     seconds = time.perf_counter() - started
     assert "book/sleepy.ipynb, cell 2: `import time`" in str(error.value)
-    assert "sat 3 s" in str(error.value)
+    assert "sat idle 3 s" in str(error.value)
     # it fired at the limit (plus kernel start and shutdown), not when the sleep ended
     assert seconds < 40, seconds
+
+
+def test_a_busy_cell_is_slow_not_idle_until_the_ceiling(tmp_path):
+    """Idle time, not wall time: a cell that computes past the limit runs on (a loaded machine
+    makes training cells slow); one that computes past CEILING times the limit fails, named."""
+    busy = "import time\n\nend = time.time() + {}\nwhile time.time() < end:\n    pass"
+    notebook = new_notebook(
+        cells=[new_code_cell(busy.format(3)), new_code_cell(busy.format(60))], metadata=KERNEL
+    )
+    client = nb_watchdog.WatchedClient(
+        notebook, limit=1, notebook="busy.ipynb", kernel_name="python3",
+        resources={"metadata": {"path": str(tmp_path)}},
+    )
+    with pytest.raises(CellTimeoutError) as error:
+        client.execute()
+    assert f"busy.ipynb, cell 1: `import time` ran {nb_watchdog.CEILING} s" in str(error.value)
+    assert notebook.cells[0].get("execution_count") == 1, "the 3 s busy cell ran to its end"
 
 
 def lose_the_reply_wakeup(client: NotebookClient) -> None:

@@ -15,10 +15,13 @@ last look finds the reply and the cell "succeeds" after exactly ``timeout`` seco
 1. The fix: ``WatchedClient`` asks the asyncio socket for ``ZMQ_EVENTS`` after every send on the
    shell channel; pyzmq's wrapper then re-checks readiness and wakes the pending poll.
 2. The watchdog: nbclient's ``timeout`` cannot catch such a stall (the cell passes at the
-   deadline), so each cell runs as a task with a deadline of its own, ``limit`` (``LIMIT`` =
-   120 s; every chapter runs in well under a minute), shorter than the one nbclient gets. Past it
-   the cell fails with a ``CellTimeoutError`` naming the notebook, the cell's index and the first
-   line of its source, whatever it waited for.
+   deadline), so each cell runs as a task watched by the client itself. Once the kernel has used
+   no CPU for ``limit`` seconds (``LIMIT`` = 120 s; every chapter runs in well under a minute)
+   while no reply came, or the cell has run ``CEILING * limit`` seconds in all, the cell fails
+   with a ``CellTimeoutError`` naming the notebook, the cell's index and the first line of its
+   source, whatever it waited for. Idle, not wall time: on a machine shared by many jobs a
+   training cell may take minutes and is not stalled (a build at load 19 failed chapter 7 at a
+   120 s wall-time limit).
 
 Used by the book build (this module is a Sphinx extension, ``local_extensions`` in
 ``_config.yml``: its ``setup`` puts ``execute`` under jupyter-cache, through which MyST-NB's
@@ -37,8 +40,23 @@ import zmq
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError
 
-LIMIT = 120  # seconds a cell may run; chapters must finish in <= 60 s in all
+LIMIT = 120  # seconds a cell may sit idle; chapters must finish in <= 60 s in all
+CEILING = 5  # a cell busy this many times LIMIT fails too (a runaway loop)
 GRACE = 10  # nbclient's own deadline comes this much later, so the watchdog always fires first
+CHECK = 2.0  # seconds between looks at the kernel's CPU time
+BUSY = 0.05  # CPU seconds the kernel must use between two looks to count as working
+
+
+def kernel_cpu_seconds(pid: int | None) -> float | None:
+    """User + system CPU seconds of the kernel process and its live children (a ``%pip``), or
+    None when they cannot be read (no psutil, no local process): then only wall time counts."""
+    try:
+        import psutil
+
+        kernel = psutil.Process(pid)
+        return sum(sum(p.cpu_times()[:2]) for p in [kernel, *kernel.children(recursive=True)])
+    except Exception:  # noqa: BLE001 - any failure means "cannot tell", never an error
+        return None
 
 
 def describe(notebook: str, index: int, source: str) -> str:
@@ -69,7 +87,7 @@ class WatchedClient(NotebookClient):
 
     def __init__(self, nb: Any, *, limit: float = LIMIT, notebook: str = "", **kwargs: Any):
         # whole seconds: nbclient 0.10 declares `timeout` an Integer trait
-        kwargs["timeout"] = int(limit) + GRACE
+        kwargs["timeout"] = int(CEILING * limit) + GRACE
         super().__init__(nb, **kwargs)
         self.limit = limit
         self.notebook_name = notebook
@@ -79,21 +97,44 @@ class WatchedClient(NotebookClient):
         rearm_after_send(kc.shell_channel)
         return kc
 
+    def _kernel_pid(self) -> int | None:
+        try:
+            return self.km.provisioner.process.pid
+        except AttributeError:
+            return None
+
     async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
+        """Run the cell; fail it once the kernel has done nothing for ``limit`` seconds (no CPU
+        time used while no reply came: a stall, whatever it waits for), or has run
+        ``CEILING * limit`` seconds in all. A busy cell on a loaded machine is slow, not idle."""
         run = asyncio.ensure_future(
             super().async_execute_cell(cell, cell_index, execution_count, store_history)
         )
-        done, _ = await asyncio.wait({run}, timeout=self.limit)
-        if run in done:
-            return run.result()
+        loop = asyncio.get_running_loop()
+        started = idle_since = loop.time()
+        pid = self._kernel_pid()
+        cpu = kernel_cpu_seconds(pid)
+        while True:
+            done, _ = await asyncio.wait({run}, timeout=min(CHECK, self.limit))
+            if run in done:
+                return run.result()
+            now, before, cpu = loop.time(), cpu, kernel_cpu_seconds(pid)
+            if cpu is not None and before is not None and abs(cpu - before) >= BUSY:
+                idle_since = now
+            if now - idle_since >= self.limit:
+                what = f"sat idle {self.limit:g} s (the kernel used no CPU and sent no reply)"
+                break
+            if now - started >= CEILING * self.limit:
+                what = f"ran {CEILING * self.limit:g} s"
+                break
         run.cancel()
         # nbclient reports its own cancellation as DeadKernelError; the cause is the watchdog
         with contextlib.suppress(BaseException):
             await run
         where = describe(self.notebook_name, cell_index, cell.get("source", ""))
         raise CellTimeoutError(
-            f"{where} sat {self.limit:g} s without finishing (watchdog: nb_watchdog.LIMIT; "
-            f"a chapter runs in <= 60 s, so this is a stall or a runaway cell)"
+            f"{where} {what} without finishing (watchdog: tools/nb_watchdog.py; a chapter "
+            f"runs in <= 60 s, so this is a stall or a runaway cell)"
         )
 
 
