@@ -22,8 +22,10 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 # Test-run options: nbval in lax mode on the solution notebooks (only cells tagged
 # nbval-check-output are compared), sanitised; notebooks under tests/ are grader fixtures, not
 # regression tests (pytest makes the glob absolute from the repository root; * spans folders).
+# A cell that runs 120 s fails (the watchdog; nbval's own default is 2000 s): the failure's test
+# id names the notebook and the cell.
 PYTEST_ARGS := tests $(wildcard solutions) --nbval-lax --nbval-sanitize-with tests/nbval_sanitize.cfg \
-	--ignore-glob='tests/*.ipynb'
+	--nbval-cell-timeout=120 --ignore-glob='tests/*.ipynb'
 
 .PHONY: setup book pdf test exercises translations release bench clean distclean
 

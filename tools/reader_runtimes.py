@@ -494,15 +494,18 @@ def ipython_dir(folder: Path, colab: bool) -> Path:
 
 
 def _execute_one(path: str, cwd: str, timeout: int) -> dict:
-    import nbclient
     import nbformat
 
     started = time.perf_counter()
     notebook = nbformat.read(path, as_version=4)
     outcome = {"notebook": path, "ok": True, "error": "", "seconds": 0.0, "setup_output": ""}
     try:
-        nbclient.NotebookClient(
-            notebook, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": cwd}}
+        # the watchdog (tools/nb_watchdog.py): a cell that sits `timeout` s fails, named
+        from nb_watchdog import WatchedClient
+
+        WatchedClient(
+            notebook, limit=timeout, notebook=path, kernel_name="python3",
+            resources={"metadata": {"path": cwd}},
         ).execute()
     except Exception as error:  # noqa: BLE001 - reported, not raised
         outcome["ok"] = False
@@ -575,7 +578,7 @@ def main(argv: list[str] | None = None) -> int:
     ex = sub.add_parser("execute")
     ex.add_argument("notebooks", nargs="+")
     ex.add_argument("--jobs", type=int, default=1)
-    ex.add_argument("--timeout", type=int, default=600)
+    ex.add_argument("--timeout", type=int, default=120, help="seconds a cell may run (watchdog)")
     ex.add_argument("--in-place", action="store_true", help="run in the notebook's folder")
     args = parser.parse_args(argv)
     if args.command in ("colab", "binder"):
