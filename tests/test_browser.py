@@ -25,6 +25,12 @@ Both editions: every page is tested in English (``_build/html/``) and in Chinese
 (``_build/html/zh/``, issue 17); on Chinese pages the launch buttons open ``zh/book/…``, the prose
 is drawn in a CJK font, and the language switch (a link to the same page in the other edition)
 is visible, named and keyboard-reachable at desktop and 390 px phone width in light and dark mode.
+
+Phones and tablets (issue 25): every page of both editions at 360, 390 and 800 px scrolls no
+page sideways, stacks margin notes at the text column's width below 992 px, shows a scroll cue on
+display math and tables wider than the column, and fits every player (and at 320 px); at 390 and
+800 px, light and dark, ☰ and the contents button open their panels on screen, links in them
+navigate and close them, and the keyboard does the same.
 """
 
 from __future__ import annotations

@@ -129,6 +129,7 @@ def test_every_title_carries_its_math(edition: str, request):
         titles[docname] = _norm(soup.title.get_text().rsplit(" — ", 1)[0])
     assert "√d" in titles["book/04_scaling"], titles["book/04_scaling"]  # NFKC: ₖ reads k
     lines = [_norm(line) for line in _run("pdftotext", "-enc", "UTF-8", str(pdf), "-").splitlines()]
+    lines = [line for line in lines if line]
     # a line, or a heading wrapped over two or three lines
     spans = [" ".join(lines[i:i + n]) for n in (1, 2, 3) for i in range(len(lines))]
     # bookmarks compared without spaces (see test_outline_lists_every_chapter_and_section)
@@ -136,6 +137,8 @@ def test_every_title_carries_its_math(edition: str, request):
     wrong = []
     for docname, title in titles.items():
         found, marked = spans.count(title), title.replace(" ", "") in bookmarks
+        if edition == "zh":  # pdftotext sets a Chinese heading's number on a line of its own
+            found += spans.count(re.sub(r"^\d+\. ", "", title))
         if found < 2 or not marked:
             wrong.append(f"{docname}: {title!r} is {found} line(s) of the text"
                          f"{'' if marked else ', no bookmark'}")
