@@ -603,8 +603,9 @@ FIT_JS = r"""async ([breakpoint, playerWidth]) => {
         const style = getComputedStyle(box), r = box.getBoundingClientRect();
         // math: shadows behind it (background gradients); a table: a shadow on top at the right
         // edge, shown while it can scroll right (it starts at the left)
+        const after = getComputedStyle(box, "::after");
         const cue = box.matches("div.math") ? style.backgroundImage.includes("gradient") :
-            box.scrollLeft === 0 && getComputedStyle(box, "::after").opacity === "1";
+            box.scrollLeft === 0 && after.content !== "none" && after.opacity === "1";
         if (!["auto", "scroll"].includes(style.overflowX) || !cue || r.right > vw + 0.5) {
             found.cues.push(box.textContent.trim().slice(0, 40));
         }
