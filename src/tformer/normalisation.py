@@ -44,12 +44,18 @@ def corpus() -> tuple[CharTokenizer, torch.Tensor]:
 
 def make_stack(norm: Norm, n_layers: int, seed: int,
                settings: StackSettings = StackSettings(), *,
-               embedding_scale: float = 1.0) -> GPT:
+               embedding_scale: float = 1.0, output_scale: float | None = None) -> GPT:
     """A GPT with ``n_layers`` ``norm``-blocks (``"pre"`` or ``"post"``), GPT-2's initialisation.
 
     A pre-norm stack gets the final LayerNorm GPT-2 has; a post-norm stack already ends in one.
     ``embedding_scale`` multiplies the token and position embeddings after initialisation (an
     intervention: ``50`` turns GPT-2's standard deviation 0.02 into 1, same random draws).
+
+    The output matrix (unembedding) is tied to the token embedding, as in GPT-2, so with
+    ``output_scale=None`` ``embedding_scale`` scales it too. A number unties them: the
+    unembedding becomes a copy of the initial token embedding (the same function at
+    initialisation) and is multiplied by ``output_scale``, the input side by ``embedding_scale``
+    alone — the two scales can then be changed one at a time.
     """
     tokenizer, _ = corpus()
     torch.manual_seed(seed)
@@ -58,6 +64,9 @@ def make_stack(norm: Norm, n_layers: int, seed: int,
         n_ctx=settings.n_ctx, norm=norm, final_norm=norm == "pre",
     )
     model = GPT(config)
+    if output_scale is not None:
+        copy = model.token_embedding.weight.detach().clone()
+        model.unembed.weight = torch.nn.Parameter(copy * output_scale)
     if embedding_scale != 1.0:
         with torch.no_grad():
             model.token_embedding.weight.mul_(embedding_scale)

@@ -7,8 +7,8 @@ roughly the situation at initialisation — and runs them through
 * :func:`random_attention_weights` — the weights of many such rows, ``(n_draws, n_keys)``.
 * :func:`gradient_norms` — how much gradient reaches the scores, the query and the keys through
   the softmax, measured with autograd.
-* :func:`steer_query` — train one query, with Adam or SGD, to read a chosen key through a softmax
-  that may start saturated: does a small gradient freeze it?
+* :func:`steer_queries` — train queries, with Adam or SGD, each to read a chosen key through a
+  softmax that may start saturated: does a small gradient freeze them? (:func:`steer_query`: one.)
 """
 
 from __future__ import annotations
@@ -83,9 +83,10 @@ def gradient_norms(
     }
 
 
-def steer_query(
+def steer_queries(
     d_k: int,
     *,
+    n_rows: int = 1,
     scale: bool = True,
     optimizer: str = "adam",
     seed: int = 0,
@@ -93,49 +94,65 @@ def steer_query(
     lr: float = 0.05,
     n_keys: int = 16,
     d_v: int = 8,
-) -> dict[str, float]:
-    """Train one query to read a chosen key, through a softmax that may start saturated.
+) -> dict[str, torch.Tensor]:
+    """Train ``n_rows`` independent queries, each to read a chosen key of its own row.
 
-    Draws ``n_keys`` keys ``(n_keys, d_k)``, values ``(n_keys, d_v)`` and a query ``(d_k,)``
-    (standard normal, ``torch.Generator().manual_seed(seed)``), picks the key ranked in the
-    middle by the initial scores as the target, and minimises ``‖o − v_target‖²`` for the
-    output ``o = softmax(c K q) V`` (``c = 1/√d_k`` if ``scale``, else 1) by updating the query
-    alone, with ``torch.optim.Adam`` or ``torch.optim.SGD`` at learning rate ``lr``.
+    Every row ``r`` has its own keys ``(n_keys, d_k)``, values ``(n_keys, d_v)`` and query
+    ``(d_k,)`` (standard normal, drawn from ``torch.Generator().manual_seed(seed)``: all keys,
+    then all queries, then all values), and its target is the key ranked in the middle by the
+    initial scores. The loss is ``Σ_r ‖o_r − v_target,r‖²`` with ``o_r = softmax(c K_r q_r) V_r``
+    (``c = 1/√d_k`` if ``scale``, else 1); only the queries ``(n_rows, d_k)`` are updated, with
+    ``torch.optim.Adam`` or ``torch.optim.SGD`` at learning rate ``lr``. Both optimisers act on
+    each entry separately, so the rows train exactly as ``n_rows`` separate runs would.
 
-    Returns ``first_gradient`` (‖∂L/∂q‖ at the start), ``first_step`` (‖Δq‖ of the first
-    update), ``distance`` (total path length of q), ``target_weight`` and ``largest_weight``
-    after ``n_steps`` updates, and ``reached`` (the first step at which the target's weight
-    exceeded 0.5, or ``n_steps`` if it never did).
+    Returns tensors of shape ``(n_rows,)``: ``first_gradient`` (‖∂L/∂q_r‖ at the start),
+    ``first_step`` (‖Δq_r‖ of the first update), ``distance`` (the path length of q_r),
+    ``target_weight`` and ``largest_weight`` after ``n_steps`` updates, and ``reached`` (the
+    first step at which the target's weight exceeded 0.5, or ``n_steps`` if it never did).
     """
     _check_sizes(d_k, n_keys, n_steps)
+    _check_sizes(n_rows, n_keys, n_steps)
     if optimizer not in ("adam", "sgd"):
         raise ValueError(f"optimizer must be 'adam' or 'sgd', got {optimizer!r}")
     generator = torch.Generator().manual_seed(seed)
-    keys = torch.randn(n_keys, d_k, generator=generator)
-    query = torch.randn(d_k, generator=generator)
-    values = torch.randn(n_keys, d_v, generator=generator)
+    keys = torch.randn(n_rows, n_keys, d_k, generator=generator)
+    query = torch.randn(n_rows, d_k, generator=generator)
+    values = torch.randn(n_rows, n_keys, d_v, generator=generator)
     factor = d_k**-0.5 if scale else 1.0
-    target = int((keys @ query).argsort()[n_keys // 2 - 1])
+    rows = torch.arange(n_rows)
+    target = (keys @ query[..., None]).squeeze(-1).argsort(dim=-1)[:, n_keys // 2 - 1]
     query.requires_grad_(True)
     make = torch.optim.Adam if optimizer == "adam" else torch.optim.SGD
     opt = make([query], lr=lr)
-    result = {"distance": 0.0, "reached": float(n_steps)}
+    distance = torch.zeros(n_rows, dtype=torch.float64)
+    reached = torch.full((n_rows,), float(n_steps))
     for step in range(n_steps):
-        weights = softmax(factor * (keys @ query))
-        if weights[target] > 0.5 and result["reached"] == n_steps:
-            result["reached"] = float(step)
-        loss = ((weights @ values - values[target]) ** 2).sum()
+        weights = softmax(factor * (keys @ query[..., None]).squeeze(-1))  # (n_rows, n_keys)
+        first = (weights[rows, target] > 0.5) & (reached == n_steps)
+        reached[first] = float(step)
+        outputs = (weights[:, None, :] @ values).squeeze(-2)  # (n_rows, d_v)
+        loss = ((outputs - values[rows, target]) ** 2).sum()
         opt.zero_grad()
         loss.backward()
         before = query.detach().clone()
         opt.step()
-        moved = float((query.detach() - before).norm())
+        moved = (query.detach() - before).norm(dim=-1)
         if step == 0:
-            result["first_gradient"] = float(query.grad.norm())
-            result["first_step"] = moved
-        result["distance"] += moved
+            first_gradient = query.grad.norm(dim=-1)
+            first_step = moved
+        distance += moved.double()
     with torch.no_grad():
-        weights = softmax(factor * (keys @ query))
-    result["target_weight"] = float(weights[target])
-    result["largest_weight"] = float(weights.max())
-    return result
+        weights = softmax(factor * (keys @ query[..., None]).squeeze(-1))
+    return {
+        "first_gradient": first_gradient,
+        "first_step": first_step,
+        "distance": distance,
+        "target_weight": weights[rows, target],
+        "largest_weight": weights.amax(dim=-1),
+        "reached": reached,
+    }
+
+
+def steer_query(d_k: int, **options) -> dict[str, float]:
+    """:func:`steer_queries` for one row, as floats (the same draws as ``n_rows=1``)."""
+    return {name: float(value[0]) for name, value in steer_queries(d_k, **options).items()}

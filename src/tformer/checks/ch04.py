@@ -156,21 +156,26 @@ def _mean_largest_64(d_k: int) -> float:
     return float(torch.softmax(queries @ keys.transpose(-2, -1), dim=-1).amax(dim=-1).mean())
 
 
+# The exercise's threshold sits between the true means at d_k = 64 (0.792) and 128 (0.855),
+# measured with 20,000 draws; with 2,000 draws a mean has a standard error of about 0.005, so
+# every seed a reader may choose finds 128 (0.82 is 6 standard errors from either side).
+THRESHOLD_64_KEYS = 0.82
+
+
 @exercise("04.6", "When does unscaled attention over 64 keys become sharp?")
 def ex6(answer) -> None:
     """``answer``: the smallest d_k among 1, 2, 4, …, 1024 at which the mean largest unscaled
-    weight of a row of 64 keys (2,000 draws) exceeds 0.8."""
+    weight of a row of 64 keys (2,000 draws, any seed) exceeds 0.82."""
     value = _number(answer, "d_k")
     if value not in [float(2**k) for k in range(11)]:
         raise Wrong("the widths to try are the powers of two 1, 2, 4, …, 1024")
-    means = {d_k: _mean_largest_64(d_k) for d_k in (64, 128)}  # about 0.79 and 0.85
-    expected = 64 if means[64] > 0.8 else 128
+    expected = 128  # 0.792 at 64, 0.855 at 128 (see THRESHOLD_64_KEYS)
     if value < expected:
         raise Wrong(f"at d_k = {value:g} the mean largest weight is about "
-                    f"{_mean_largest_64(int(value)):.2f}, still below 0.8")
-    if value == 16.0 or value == 256.0:
-        raise Wrong("that is a width for 16 keys or a threshold of 0.9; this row has 64 keys "
-                    "and the threshold is 0.8")
+                    f"{_mean_largest_64(int(value)):.2f}, still below 0.82")
+    if value > expected:
+        raise Wrong(f"at d_k = {value:g} the mean is above 0.82, but so it is at a smaller "
+                    f"width; the answer is the first width whose mean exceeds 0.82")
     expect_number(value, expected, name="d_k", rel_tol=0, abs_tol=0.5)
 
 
@@ -212,7 +217,7 @@ MISTAKES: dict[str, list[Mistake]] = {
                 "temperature 1"),
     ],
     "04.6": [
-        Mistake("the 16-key answer", lambda: 256, "64 keys"),
-        Mistake("one width too small", lambda: 64, "still below 0.8"),
+        Mistake("one width too far", lambda: 256, "first width"),
+        Mistake("one width too small", lambda: 64, "still below 0.82"),
     ],
 }
