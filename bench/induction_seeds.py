@@ -37,10 +37,13 @@ Claims (thresholds in units of the chance loss ``c = ln 63``; losses are second-
   ``fails_far``: at L = 40 it is above 0.5 c;
 * ``control``: on sequences whose second half repeats nothing the second-half loss is above
   chance, the predictions' entropy below 0.75 c, the top guess right < 5 %, and first-half
-  tokens seen before cost > 0.5 nats more than new ones;
-* ``exercises``: the solution notebook's printed facts — zero-ablating layer 0's best
-  previous-token head takes the loss from < 0.5 to > 2 nats (12.4); the heads with the best
-  previous-token and induction score (the lower of L = 10 and 20) sit in layers 0 and 1 (12.5);
+  tokens seen before cost > 0.5 nats more than new ones; ``control_kl``: that loss equals
+  ``ln 63 + D_KL(uniform ‖ q)`` of the predictions within 0.05 nats (sampling noise);
+* ``exercises``: the solution notebook's printed facts and verdicts — zero-ablating layer 0's
+  best previous-token head takes the loss from < 0.5 to > 2 nats (12.4); the heads with the best
+  previous-token and induction score (the lower of L = 10 and 20) sit in layers 0 and 1, and
+  ``checks.ch12.ex5`` accepts them (12.5); ``checks.ch12.ex6`` accepts the solution's BOS
+  share (12.6);
 * ``bos_first_copy``, ``bos_second_copy``: the induction head puts more than half of its weight
   on BOS over the first copy (12.6, printed) and < 10 % in the second (12.6's solution: "a few
   per cent");
@@ -58,11 +61,15 @@ Timings depend on the machine and its load; they are recorded, never asserted.
 
 from __future__ import annotations
 
+import contextlib
+import io
+
 import kernels
 import torch
 
 import tformer
-from tformer import interp
+import tformer.checks.ch12
+from tformer import checks, interp
 from tformer.data import fixed_length_batch, random_batch, repeated_batch
 from tformer.induction import (
     CircuitTracker,
@@ -179,13 +186,13 @@ def _main_model(seed: int) -> tuple[dict, dict, object]:
         claims["bos_second_copy"] = bos_second < 0.1
         claims["bos_first_copy"] = bos_first > 0.5
         values.update(bos_first_copy=bos_first, bos_second_copy=bos_second)
-    claims["control"] = _control(model)
+    claims["control"], claims["control_kl"] = _control(model)
     claims["exercises"] = _exercises(model)
     return claims, values, model
 
 
 @torch.no_grad()
-def _control(model) -> bool:
+def _control(model) -> tuple[bool, bool]:
     """The chapter's 'nothing to copy' claims (sequences whose second half repeats nothing)."""
     control = random_batch(SETTINGS.n_vocab, 256, 16, seed=5)
     logits = model(control.inputs)
@@ -201,10 +208,11 @@ def _control(model) -> bool:
     first_ce = torch.nn.functional.cross_entropy(
         logits[:, :16].transpose(1, 2), control.targets[:, :16], reduction="none")
     seen = again[:, :16]
+    kl = float((-probs[..., 1:].log().mean(-1) - CHANCE).mean())  # D_KL(uniform ‖ q)
     return (
         loss > CHANCE and entropy < 0.75 * CHANCE and top_right < 0.05
         and float(first_ce[seen].mean()) > float(first_ce[~seen].mean()) + 0.5
-    )
+    ), abs(CHANCE + kl - loss) < 0.05
 
 
 @torch.no_grad()
@@ -221,9 +229,18 @@ def _exercises(model) -> bool:
         lower.append(interp.head_scores(model, tokens, L))
     prev = torch.minimum(lower[0][0], lower[1][0])
     ind = torch.minimum(lower[0][1], lower[1][1])
+    answer = {"previous-token": divmod(int(prev.argmax()), prev.shape[1]),
+              "induction": divmod(int(ind.argmax()), ind.shape[1])}
+    first = fixed_length_batch(SETTINGS.n_vocab, 256, 16, seed=5).tokens
+    layer, head = 1, int(induction[1].argmax())  # 12.6's solution: the induction head of 12.4
+    with io.StringIO() as sink, contextlib.redirect_stdout(sink):  # the checkers print verdicts
+        passed_5 = checks.ch12.ex5(answer, model).passed
+        weights = interp.capture(model, first).weights[layer, :, head]
+        passed_6 = checks.ch12.ex6(float(weights[:, 1:17, 0].mean()), model, first, 16).passed
     return (
         clean < 0.5 and ablated > 2
-        and int(prev.argmax()) // prev.shape[1] == 0 and int(ind.argmax()) // ind.shape[1] == 1
+        and answer["previous-token"][0] == 0 and answer["induction"][0] == 1
+        and passed_5 and passed_6
     )
 
 
@@ -283,4 +300,5 @@ def measure(seed: int) -> dict[str, dict]:
 
 if __name__ == "__main__":
     kernels.main("ch12_induction", measure,
-                 depends=["src/tformer/induction.py", "src/tformer/interp.py"])
+                 depends=["src/tformer/induction.py", "src/tformer/interp.py",
+                          "src/tformer/checks/ch12.py"])
