@@ -47,14 +47,17 @@ Claims (thresholds in units of the chance loss ``c = ln 63``; losses are second-
 * ``bos_first_copy``, ``bos_second_copy``: the induction head puts more than half of its weight
   on BOS over the first copy (12.6, printed) and < 10 % in the second (12.6's solution: "a few
   per cent");
-* ``shortcut``: the fixed-length model of the same seed reaches < 0.1 c at L = 16, > 0.9 c at
-  L = 10 and 24, < 0.25 c with both layer-0 heads zeroed, where the random-length model loses
-  more than 0.25 c; on data with repeated tokens it pays < 0.25 of the floor of content-only
-  copying while the random-length model pays between the floor and 1.5 times it;
-  ``shortcut_layer0``: its best layer-0 induction score is above 0.5 and its best layer-0
-  previous-token score below 0.5; ``shortcut_looks_inductive``: its most inductive head (the one
-  Fig. 12.9 draws) scores above 0.5 at L = 16; ``shortcut_offset``: on L = 10 that head puts
-  more than half of its weight 15 positions back (queries 15 … 20) and scores below 0.25.
+* the fixed-length model of the same seed (``L = 16`` only, half the steps):
+  ``shortcut_fits``: < 0.1 c at L = 16; ``shortcut_fails_elsewhere``: > 0.9 c at L = 10 and 24;
+  ``shortcut_spares_layer0``: < 0.25 c with both layer-0 heads zeroed, where the random-length
+  model loses more than 0.25 c; ``shortcut_beats_floor``: on data with repeated tokens it pays
+  < 0.25 of the floor of content-only copying; ``random_near_floor``: the random-length model
+  pays between the floor and 1.5 times it; ``shortcut_no_prev``: no head has a previous-token
+  score above 0.5; ``shortcut_layer0_ind``: a layer-0 head has an induction score above 0.5;
+  ``shortcut_looks_inductive``: its most inductive head (the one Fig. 12.9 draws) scores above
+  0.5 at L = 16; ``shortcut_offset``: on L = 10 that head puts more than half of its weight 15
+  positions back (queries 15 … 20) and scores below 0.25;
+* ``plateau_50``: the second-half training loss averages above 0.9 c over the first 50 steps.
 
 Timings depend on the machine and its load; they are recorded, never asserted.
 """
@@ -112,6 +115,7 @@ def _main_model(seed: int) -> tuple[dict, dict, object]:
     first = sum(log.first[-50:]) / 50
     second = sum(log.second[-50:]) / 50
     claims["training_tail"] = second < 0.25 * CHANCE < first
+    claims["plateau_50"] = sum(log.second[:50]) / 50 > 0.9 * CHANCE
     icl_end = float(history.icl[-5:].mean())
     before = history.steps < (phase if phase is not None else 10**9) - WINDOW
     icl_start = float(history.icl[before].mean()) if before.any() else float("nan")
@@ -272,17 +276,19 @@ def _shortcut(seed: int, model) -> tuple[dict, dict]:
     offset_15 = float(weights[:, queries, queries - 15].mean())
     ind_10 = float(interp.induction_score(weights, 10).mean())
     claims = {
+        "shortcut_fits": fixed[16] < 0.1 * CHANCE,
+        "shortcut_fails_elsewhere": min(fixed[10], fixed[24]) > 0.9 * CHANCE,
+        "shortcut_spares_layer0": fixed_no0 < 0.25 * CHANCE < rand_no0 - fixed_no0,
+        "shortcut_beats_floor": rep_fixed < 0.25 * floor,
+        "random_near_floor": floor < rep_random < 1.5 * floor,
+        "shortcut_no_prev": float(s_prev.max()) < 0.5,
+        "shortcut_layer0_ind": float(s_ind[0].max()) > 0.5,
         "shortcut_looks_inductive": float(s_ind[s_best]) > 0.5,
         "shortcut_offset": offset_15 > 0.5 and ind_10 < 0.25,
-        "shortcut": (
-            fixed[16] < 0.1 * CHANCE and min(fixed[10], fixed[24]) > 0.9 * CHANCE
-            and fixed_no0 < 0.25 * CHANCE < rand_no0 - fixed_no0
-            and rep_fixed < 0.25 * floor < floor < rep_random < 1.5 * floor
-        ),
-        "shortcut_layer0": float(s_ind[0].max()) > 0.5 and float(s_prev[0].max()) < 0.5,
     }
     values = {"shortcut_16": fixed[16], "shortcut_10": fixed[10], "shortcut_offset_15": offset_15,
               "shortcut_ind_10": ind_10, "shortcut_best_ind": float(s_ind[s_best]),
+              "shortcut_best_layer": s_best[0], "shortcut_prev": float(s_prev.max()),
               "shortcut_layer0_ind": float(s_ind[0].max())}
     return claims, values
 
