@@ -295,8 +295,13 @@ def _shortcut(seed: int, model) -> tuple[dict, dict]:
 
 def measure(seed: int) -> dict[str, dict]:
     tformer.reproducible(0, deterministic=True)  # as the chapter's first cell does
-    claims, values, model = _main_model(seed)
-    short_claims, short_values = _shortcut(seed, model)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as the chapter does (training runs on one thread anyway)
+    try:
+        claims, values, model = _main_model(seed)
+        short_claims, short_values = _shortcut(seed, model)
+    finally:
+        torch.set_num_threads(threads)
     claims.update(short_claims)
     values.update(short_values)
     for name in [c for c in claims if c != "formed"]:
