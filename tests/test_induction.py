@@ -50,7 +50,7 @@ CHAPTER_CLAIMS = (
     "all_induction_ablation", "one_less_than_prev", "k_kills", "qv_spare", "copies",
     "unseen_length", "fails_far", "control", "control_kl", "exercises", "bos_first_copy",
     "shortcut_fits", "shortcut_fails_elsewhere", "shortcut_spares_layer0",
-    "shortcut_beats_floor", "random_near_floor", "shortcut_no_prev",
+    "shortcut_beats_floor", "shortcut_no_prev",
     "shortcut_looks_inductive", "shortcut_offset",
 )
 """What chapter 12 and its solutions assert of the model they show (see the bench's docstring)."""
