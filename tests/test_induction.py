@@ -48,7 +48,7 @@ TRIED = range(3)
 CHAPTER_CLAIMS = (
     "coincide", "training_tail", "plateau_50", "icl", "layers", "prev_ablation",
     "all_induction_ablation", "one_less_than_prev", "k_kills", "qv_spare", "copies",
-    "unseen_length", "fails_far", "control", "control_kl", "exercises", "bos_first_copy",
+    "unseen_length", "fails_far", "control_kl", "exercises", "bos_first_copy",
     "shortcut_fits", "shortcut_fails_elsewhere", "shortcut_spares_layer0",
     "shortcut_beats_floor", "shortcut_no_prev",
     "shortcut_looks_inductive", "shortcut_offset",
