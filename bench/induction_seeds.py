@@ -84,6 +84,9 @@ from tformer.induction import (
 
 SETTINGS = LabSettings()
 CHANCE = interp.chance_loss(SETTINGS.n_vocab)
+VALUES = ("train_seconds", "phase", "icl_end", "n_induction", "clean", "prev_mean", "ind_mean",
+          "copying", "loss_40", "bos_first_copy", "bos_second_copy")
+"""The random-length model's recorded values (NaN where a seed's circuit did not form)."""
 WINDOW = 40
 """Steps either side of the phase change within which both head scores must cross 0.5."""
 
@@ -102,7 +105,8 @@ def _main_model(seed: int) -> tuple[dict, dict, object]:
     history = tracker.history()
     result = assess(model, SETTINGS)
     claims: dict[str, bool] = {"formed": result.formed}
-    values: dict[str, float] = {"train_seconds": log.seconds}
+    values: dict[str, float] = dict.fromkeys(VALUES, float("nan"))  # every seed has every key
+    values["train_seconds"] = log.seconds
 
     phase = interp.phase_change_step(log.second, CHANCE)
     prev_at = history.first_step_above(history.previous[:, 0].amax(dim=-1))
