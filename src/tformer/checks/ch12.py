@@ -189,6 +189,10 @@ def _as_head(value, name: str) -> tuple[int, int]:
     raise Wrong(f"{name} should be a (layer, head) pair of integers such as (0, 1), got {value!r}")
 
 
+ROLE_THRESHOLD = 0.5
+"""A head does a job when most of its attention goes where the job predicts (as in
+``tformer.interp.classify_heads``)."""
+
 CHECK_LENGTHS = (10, 20)
 """Exercise 12.5 scores heads at two segment lengths: a head that works by content works at both."""
 
@@ -199,7 +203,8 @@ def ex5(answer, model=None) -> None:
 
     With ``model`` the heads are checked against the trained model's own attention on fresh
     sequences with L = 10 and L = 20 (distinct tokens), scored here position by position; a
-    head's score is its lower score over the two lengths.
+    head's score is its lower score over the two lengths, and any head scoring above
+    ``ROLE_THRESHOLD`` in its role passes (heads are interchangeable).
     """
     if not isinstance(answer, Mapping) or set(answer) != {"previous-token", "induction"}:
         raise Wrong('answer should be a dict {"previous-token": (layer, head), '
@@ -223,16 +228,21 @@ def ex5(answer, model=None) -> None:
         scores.append(_own_scores(model, tokens.to(next(model.parameters()).device), length))
     previous = torch.minimum(scores[0][0], scores[1][0])
     induction = torch.minimum(scores[0][1], scores[1][1])
-    best_previous = divmod(int(previous.argmax()), previous.shape[1])
-    best_induction = divmod(int(induction.argmax()), induction.shape[1])
-    if previous_head != best_previous:
-        raise Wrong(f"head {previous_head} has previous-token score "
-                    f"{float(previous[previous_head]):.2f} (lower of L = 10 and 20); another "
-                    "head scores higher")
-    if induction_head != best_induction:
-        raise Wrong(f"head {induction_head} has induction score "
-                    f"{float(induction[induction_head]):.2f} (lower of L = 10 and 20); another "
-                    "head scores higher")
+    # Heads are interchangeable: any head that does the job passes (a trained model may have
+    # two induction heads), judged by the chapter's threshold, not by its index.
+    for kind, head, score in (("previous-token", previous_head, previous),
+                              ("induction", induction_head, induction)):
+        if float(score[head]) > ROLE_THRESHOLD:
+            continue
+        best = divmod(int(score.argmax()), score.shape[1])
+        hint = (f"head {best} scores {float(score[best]):.2f} in this role" if best != head
+                else "no head of this model does the job — did its circuit form?")
+        value = float(score[head])
+        if kind == "previous-token":
+            raise Wrong(f"head {head} has previous-token score {value:.2f} (lower of L = 10 and "
+                        f"20), not above {ROLE_THRESHOLD}: it is not a previous-token head; {hint}")
+        raise Wrong(f"head {head} has induction score {value:.2f} (lower of L = 10 and 20), not "
+                    f"above {ROLE_THRESHOLD}: it is not an induction head; {hint}")
 
 
 def _bos_share(weights: torch.Tensor, queries: range) -> float:
@@ -242,11 +252,12 @@ def _bos_share(weights: torch.Tensor, queries: range) -> float:
 
 @exercise("12.6", "Where does an induction head look when there is nothing to find?")
 def ex6(answer, model=None, tokens=None, length: int = 16) -> None:
-    """``answer``: the induction head's mean attention on BOS over the first-copy queries.
+    """``answer``: an induction head's mean attention on BOS over the first-copy queries.
 
     ``tokens`` ``(B, 2L + 1)`` repeated sequences; the first-copy queries ``t = 1 … L`` hold
-    tokens that have not occurred before. The induction head is the model's highest-scoring one
-    (scored here); the expected value is computed here with a loop over positions.
+    tokens that have not occurred before. Any head whose induction score on ``tokens`` (scored
+    here) exceeds ``ROLE_THRESHOLD`` counts as an induction head (the highest-scoring one if
+    none does); the expected values are computed here with a loop over positions.
     """
     value = _scalar(answer, "the share of attention on BOS")
     if not 0.0 <= value <= 1.0:
@@ -270,12 +281,17 @@ def ex6(answer, model=None, tokens=None, length: int = 16) -> None:
     T = tokens.shape[1]
     induction = [[_induction_by_loop(w[:, h].mean(dim=0), length) for h in range(w.shape[1])]
                  for w in weights]
-    layer, head = max(((lay, h) for lay in range(len(induction)) for h in range(len(induction[0]))),
-                      key=lambda lh: induction[lh[0]][lh[1]])
+    ranked = sorted(((lay, h) for lay in range(len(induction)) for h in range(len(induction[0]))),
+                    key=lambda lh: induction[lh[0]][lh[1]], reverse=True)
+    # every head above the threshold is an induction head (a model may have two); else the best
+    accepted = [lh for lh in ranked if induction[lh[0]][lh[1]] > ROLE_THRESHOLD] or ranked[:1]
+    for layer, head in accepted:
+        if math.isclose(value, _bos_share(weights[layer][:, head], range(1, length + 1)),
+                        abs_tol=5e-3):
+            return
+    layer, head = accepted[0]
     chosen = weights[layer][:, head]
     expected = _bos_share(chosen, range(1, length + 1))
-    if math.isclose(value, expected, abs_tol=5e-3):
-        return
     if math.isclose(value, _bos_share(chosen, range(0, length + 1)), abs_tol=1e-3):
         raise Wrong("you included query 0: BOS can only attend to itself (weight 1), and it is "
                     "not a token waiting for its successor; average over t = 1 … L")
@@ -284,7 +300,7 @@ def ex6(answer, model=None, tokens=None, length: int = 16) -> None:
                     "t = 1 … L have no earlier occurrence to find")
     for other_layer, layer_weights in enumerate(weights):
         for other_head in range(layer_weights.shape[1]):
-            if (other_layer, other_head) != (layer, head) and math.isclose(
+            if (other_layer, other_head) not in accepted and math.isclose(
                 value, _bos_share(layer_weights[:, other_head], range(1, length + 1)), abs_tol=1e-3
             ):
                 raise Wrong(f"that is the share of head {(other_layer, other_head)}; measure the "
