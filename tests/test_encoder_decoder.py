@@ -10,6 +10,7 @@ from tformer.data.sorting import (
     decode_digits,
     encode_digits,
     sorting_batch,
+    valid_next_tokens,
 )
 from tformer.encoder_decoder import EncoderDecoder, EncoderDecoderConfig, train_sorter
 from tformer.generation import beam_search, generate, greedy_decode
@@ -33,6 +34,33 @@ def test_sorting_batch_is_sorted_and_shifted():
     assert decode_digits(encode_digits("3071")) == "3071"
     again = sorting_batch(50, (3, 9), generator=torch.Generator().manual_seed(0))
     assert torch.equal(again.source, batch.source)
+
+
+def _ids(text):  # "." is the end token
+    return torch.tensor([[EOS if c == "." else int(c) + 2 for c in text]])
+
+
+@pytest.mark.parametrize(
+    "output, expected, live",
+    [
+        ("0137.", "0137.", 5),  # right: every position expects what the sorted target has
+        ("037..", "017..", 4),  # 1 dropped: one error, then 7 and the end are right again
+        ("0113.", "01337", 5),  # an extra 1 costs one error; the early end costs another
+        ("1....", "03...", 2),  # 0 dropped, then the end too early; padding is not live
+    ],
+)
+def test_valid_next_tokens_by_hand(output, expected, live):
+    want, alive = valid_next_tokens(encode_digits("3071")[None], _ids(output))
+    assert torch.equal(want, _ids(expected))
+    assert alive[0].tolist() == [True] * live + [False] * (5 - live)
+
+
+def test_valid_next_tokens_agree_with_the_target_on_a_correct_output():
+    batch = sorting_batch(20, 6, generator=torch.Generator().manual_seed(3))
+    want, alive = valid_next_tokens(batch.source, batch.target_out)
+    assert torch.equal(want, batch.target_out) and alive.all()
+    with pytest.raises(ValueError, match="outputs"):
+        valid_next_tokens(batch.source, batch.target_out[0])
 
 
 def test_sorting_batch_errors():
