@@ -22,10 +22,12 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 # Test-run options: nbval in lax mode on the solution notebooks (only cells tagged
 # nbval-check-output are compared), sanitised; notebooks under tests/ are grader fixtures, not
 # regression tests (pytest makes the glob absolute from the repository root; * spans folders).
+# A cell that runs 120 s fails (the watchdog; nbval's own default is 2000 s): the failure's test
+# id names the notebook and the cell.
 PYTEST_ARGS := tests $(wildcard solutions) --nbval-lax --nbval-sanitize-with tests/nbval_sanitize.cfg \
-	--ignore-glob='tests/*.ipynb'
+	--nbval-cell-timeout=120 --ignore-glob='tests/*.ipynb'
 
-.PHONY: setup book pdf test exercises translations bench clean distclean
+.PHONY: setup book pdf test exercises translations release bench clean distclean
 
 STAMP_VENV := $(VENV)/.installed
 STAMP_ASSETS := vendor/VERSIONS.txt
@@ -114,6 +116,13 @@ exercises: setup
 # locale/zh/ (after `python tools/i18n.py status` is clean).
 translations: setup
 	$(PY) tools/zh_book.py notebooks
+
+# A release: `make release VERSION=2.1.0` writes the version into pyproject.toml and every
+# notebook's setup cell (which installs the tag v2.1.0 on Colab); it prints the steps left
+# (translations, tests, commit, tag, push: CONTRIBUTING.md, "Releasing").
+release: setup
+	test -n "$(VERSION)" || { echo "usage: make release VERSION=x.y.z"; exit 2; }
+	$(PY) tools/release.py $(VERSION)
 
 # Speed and memory measurements (never timed tests): every bench/*.py; the book benchmark also
 # times a fresh clone's set-up.

@@ -37,12 +37,15 @@ def _first_code_cell(notebook: nbformat.NotebookNode):
 # --- the setup cell -------------------------------------------------------------------------
 
 
-def test_setup_cell_uses_configured_repository():
+def test_setup_cell_uses_configured_repository_and_the_release_tag():
+    """The cell installs the release tag ``v<pyproject version>`` (tests/test_release.py checks
+    the version itself), never the branch."""
     url, branch = repository()
     assert url.startswith("https://github.com/"), url
     source = setup_cell_source()
     assert f'REPOSITORY = "{url}"' in source
-    assert f'git+{{REPOSITORY}}@{branch}"' in source
+    assert 'git+{REPOSITORY}@v{VERSION}"' in source
+    assert f"@{branch}" not in source
 
 
 def test_contributing_shows_the_canonical_setup_cell():

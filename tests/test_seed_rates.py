@@ -59,6 +59,7 @@ def test_rate_counts_the_worst_kernel(monkeypatch):
     monkeypatch.setattr(seed_rates, "load", lambda name: fake)
     rate = seed_rates.rate("x", "c")
     assert (rate.holds, rate.most, rate.of, rate.everywhere) == (3, 4, 4, False)
+    assert (rate.total, rate.runs, rate.n_kernels) == (7, 8, 2)
     assert rate.describe() == "3–4 of 4 seeds, depending on the CPU kernel"
     fake["kernels"]["default"]["claims"]["c"] = [True] * 4
     assert seed_rates.rate("x", "c").describe() == "4 of 4 seeds under each of 2 CPU kernels"

@@ -1,20 +1,28 @@
 """The runtimes readers open the book in, rebuilt on this machine: Colab and Binder.
 
-* **Colab**: a virtual environment with Colab's own pins (``tests/environments/
-  colab-pip-freeze.txt``, Google's published ``pip freeze`` of the default runtime) for the
-  packages the book touches (``tests/environments/colab-subset.txt``) and their whole dependency
-  closure. Two deliberate differences, forced by this machine: Python 3.11 instead of Colab's
-  3.13, and torch 2.13.0 (the CPU wheel on this machine's disk, the only torch it has) instead of
-  Colab's 2.11.0. Everything else is at Colab's version.
+* **Colab**: a virtual environment with Python 3.13 (Colab's) and Colab's own pins
+  (``tests/environments/colab-pip-freeze.txt``, Google's published ``pip freeze`` of the default
+  runtime) for the packages the book touches (``tests/environments/colab-subset.txt``) and their
+  whole dependency closure: torch 2.11.0, numpy 2.1.3, ipywidgets 7.7.1, IPython 7.34,
+  ipykernel 6.17.1, traitlets 5.7.1, ... exactly. One difference, forced by this machine (it
+  reaches PyPI only, not download.pytorch.org): torch is PyPI's ``torch==2.11.0`` wheel for cp313,
+  the CUDA build (it runs on a CPU; it brings ``nvidia-*`` libraries and ``triton``, about 4.7 GB
+  in all), where Colab has the same release's ``+cpu`` build. pip runs with no configuration file
+  of this machine (see :func:`colab_pip_environ`): only Colab's pins decide.
 * **Binder**: what repo2docker builds from ``binder/`` (minus Docker): a virtual environment with
-  ``binder/requirements.txt``, then ``binder/postBuild`` run from the repository root.
+  ``binder/requirements.txt`` (Python of ``binder/runtime.txt``, 3.11), then ``binder/postBuild``
+  run from the repository root.
 
 Both live outside the clone, under ``~/.cache/attention-executed/`` (``$ATTENTION_EXECUTED_CACHE``),
 in a folder named by a hash of everything that defines them, so a second run (CI's included)
 reuses them and a changed pin list builds a new one. ``tests/test_colab.py`` and
 ``tests/test_binder.py`` use this module.
 
-Usage (any Python 3.10+; the environments themselves use Python 3.11):
+The base interpreter of an environment (CPython 3.13 for Colab, 3.11 for Binder) is found by
+:func:`base_python`: ``$READER_RUNTIME_PYTHON``, the running interpreter's own, ``pythonX.Y`` on
+the PATH, ``pyenv prefix X.Y``, ``~/.pyenv/versions/X.Y*`` (each one's version is checked).
+
+Usage (any Python 3.10+):
     python tools/reader_runtimes.py colab     build (or reuse) the Colab environment, print its path
     python tools/reader_runtimes.py binder    build (or reuse) the Binder environment
     python tools/reader_runtimes.py refresh --commit SHA
@@ -46,11 +54,14 @@ COLAB_FREEZE = ENVIRONMENTS / "colab-pip-freeze.txt"
 COLAB_SUBSET = ENVIRONMENTS / "colab-subset.txt"
 BINDER = ROOT / "binder"
 CACHE = Path(os.environ.get("ATTENTION_EXECUTED_CACHE", Path.home() / ".cache" / "attention-executed"))
-# The torch this machine has: a CPU wheel for CPython 3.11 on disk (pip finds it by itself).
-MACHINE_TORCH = "torch==2.13.0"
-PYTHON_VERSION = "3.11"
+# Colab's Python (its freeze has cp313 wheels); Binder's comes from binder/runtime.txt.
+COLAB_PYTHON = "3.13"
+PYTHON_VERSION = "3.11"  # Binder's: binder/runtime.txt (test_binder checks the environment's)
 # Bump when the way an environment is built changes, so old cached ones are not reused.
 BUILD_VERSION = "1"
+# The Colab environment's own (2: Python 3.13 and PyPI's torch 2.11.0, with no machine pip
+# configuration, instead of Python 3.11 and the machine's torch 2.13.0 CPU wheel).
+COLAB_BUILD_VERSION = "2"
 FREEZE_URL = "https://raw.githubusercontent.com/googlecolab/backend-info/{commit}/pip-freeze.txt"
 
 
@@ -96,18 +107,59 @@ def subset_names(path: Path = COLAB_SUBSET) -> list[str]:
     ]
 
 
-def base_python() -> str:
-    """A CPython 3.11 (the machine's torch wheel is for 3.11): ``$READER_RUNTIME_PYTHON``, the
-    interpreter behind the running one, or ``python3.11`` on the PATH."""
+def _python_version(candidate: str) -> str | None:
+    """``"3.13"`` for an interpreter that runs, else ``None`` (a pyenv shim with no such version
+    selected fails here, as does a missing file)."""
+    try:
+        result = subprocess.run(
+            [candidate, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True, text=True, timeout=60, check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return result.stdout.strip() if result.returncode == 0 else None
+
+
+def python_candidates(version: str) -> list[str]:
+    """Where a CPython ``version`` (``"3.13"``) may be, in the order :func:`base_python` tries."""
+    executable = f"python{version}"
     candidates = [
         os.environ.get("READER_RUNTIME_PYTHON", ""),
-        str(Path(sys.base_prefix) / "bin" / f"python{PYTHON_VERSION}"),
-        shutil.which(f"python{PYTHON_VERSION}") or "",
+        str(Path(sys.base_prefix) / "bin" / executable),
+        shutil.which(executable) or "",
     ]
-    for candidate in filter(None, candidates):
-        if Path(candidate).exists():
+    if shutil.which("pyenv"):
+        try:
+            prefix = subprocess.run(
+                ["pyenv", "prefix", version], capture_output=True, text=True, timeout=60, check=False
+            )
+        except (OSError, subprocess.SubprocessError):
+            prefix = None
+        if prefix is not None and prefix.returncode == 0:
+            candidates += [str(Path(line) / "bin" / executable) for line in prefix.stdout.split()]
+    pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+    installed = sorted((pyenv_root / "versions").glob(f"{version}*/bin/{executable}"), reverse=True)
+    candidates += [str(path) for path in installed]
+    return list(dict.fromkeys(filter(None, candidates)))
+
+
+def base_python(version: str = PYTHON_VERSION) -> str:
+    """A CPython ``version`` to build an environment from; the first of
+    :func:`python_candidates` that runs and is that version. Raises naming every place looked at."""
+    tried = []
+    for candidate in python_candidates(version):
+        found = _python_version(candidate)
+        if found == version:
             return candidate
-    raise RuntimeError(f"no python{PYTHON_VERSION} found; set READER_RUNTIME_PYTHON")
+        tried.append(f"{candidate} ({'Python ' + found if found else 'does not run'})")
+    raise RuntimeError(
+        f"no Python {version} found for the reader-runtime environment. Looked for: "
+        f"$READER_RUNTIME_PYTHON, python{version} next to {sys.executable} and on the PATH, "
+        f"`pyenv prefix {version}`, ~/.pyenv/versions/{version}*/bin/python{version}"
+        + (f"; found but not usable: {', '.join(tried)}" if tried else "; none of them exists")
+        + f". Install CPython {version} (e.g. `pyenv install {version}`) or set "
+        f"READER_RUNTIME_PYTHON to its interpreter."
+    )
 
 
 def _digest(*parts: bytes) -> str:
@@ -132,15 +184,19 @@ def run(cmd: list[str], log: Path | None = None, **kwargs) -> subprocess.Complet
 
 
 class Environment:
-    """A cached virtual environment: ``path/bin/python``, its log and its pristine freeze."""
+    """A cached virtual environment: ``path/bin/python``, its log and its pristine freeze.
+    ``pip_environ``: the process environment its pip runs in (``None``: the caller's)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, pip_environ: dict[str, str] | None = None) -> None:
         self.path = path
         self.python = str(path / "bin" / "python")
         self.log = path / "build.log"
         self.pristine_file = path / "pristine-freeze.txt"
+        self.pip_environ = pip_environ
 
     def pip(self, *args: str, **kwargs) -> subprocess.CompletedProcess:
+        if self.pip_environ is not None:
+            kwargs.setdefault("env", self.pip_environ)
         return run([self.python, "-m", "pip", *args], log=self.log, **kwargs)
 
     def freeze(self) -> dict[str, str]:
@@ -178,16 +234,19 @@ def _locked(name: str):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _build(name: str, key: str, steps) -> tuple[Environment, bool]:
-    """Reuse ``CACHE/<name>-<key>`` if complete, else build it with ``steps(env)``.
-    Returns the environment and whether it was built now."""
+def _build(
+    name: str, key: str, steps, python: str = PYTHON_VERSION, pip_environ: dict[str, str] | None = None
+) -> tuple[Environment, bool]:
+    """Reuse ``CACHE/<name>-<key>`` if complete, else build it from CPython ``python`` with
+    ``steps(env)``. Returns the environment and whether it was built now."""
     path = CACHE / f"{name}-{key}"
-    env = Environment(path)
+    env = Environment(path, pip_environ)
     with _locked(name):
         if (path / ".complete").exists():
             return env, False
+        base = base_python(python)  # before removing anything: a clear error if there is none
         shutil.rmtree(path, ignore_errors=True)
-        run([base_python(), "-m", "venv", str(path)])
+        run([base, "-m", "venv", str(path)])
         env.log.write_text(f"building {name} environment {key}\n", encoding="utf-8")
         steps(env)
         env.pristine_file.write_text(env.pip("freeze", "--all").stdout, encoding="utf-8")
@@ -198,21 +257,62 @@ def _build(name: str, key: str, steps) -> tuple[Environment, bool]:
 # --- Colab ------------------------------------------------------------------------------------
 
 
+def colab_torch() -> str:
+    """``torch==<Colab's release>``, read from the freeze's ``torch @ <url>`` line (Colab installs
+    the ``+cpu`` wheel from download.pytorch.org; this machine gets the same release from PyPI)."""
+    for line in _url_lines():
+        name, _, url = line.partition(" @ ")
+        if canonical(name.strip()) == "torch":
+            match = re.search(r"/torch-(\d+(?:\.\d+)*)(?:%2B|\+)", url)
+            if match:
+                return f"torch=={match[1]}"
+    raise RuntimeError(f"no `torch @ <wheel url>` line with a version in {COLAB_FREEZE}")
+
+
+# PyPI's torch for Linux is the CUDA build: it needs these, which Colab's CPU torch does not. Colab
+# lists one of them for another package (nvidia-nccl-cu13, for JAX) at a version that need not be
+# the one torch asks for, so they are left to torch's own pins.
+CUDA_ONLY = re.compile(r"nvidia-.*|triton|cuda-.*")
+
+
 def colab_constraints() -> str:
-    """Colab's pins as a pip constraints file, torch replaced by this machine's."""
+    """Colab's pins as a pip constraints file (torch as :func:`colab_torch`; the CUDA libraries
+    that only PyPI's torch needs left out, see :data:`CUDA_ONLY`)."""
     pins = read_pins(COLAB_FREEZE)
     pins.pop("torch", None)
-    lines = [f"{name}=={version}" for name, version in sorted(pins.items())]
-    return "\n".join([*lines, MACHINE_TORCH]) + "\n"
+    lines = [f"{name}=={version}" for name, version in sorted(pins.items()) if not CUDA_ONLY.fullmatch(name)]
+    return "\n".join([*lines, colab_torch()]) + "\n"
+
+
+def colab_pip_environ() -> dict[str, str]:
+    """The environment the Colab environment's pip runs in (building it, restoring it, and the
+    setup cell's ``%pip install`` in its kernels): this machine's pip configuration switched off.
+
+    This machine configures pip for its own book venv, and none of it exists on Colab: a global
+    ``constraint`` file (``/etc/xdg/pip/pip.conf`` → ``constraints.txt``, capping torch to the
+    releases on its disk), a user ``find-links`` (``/opt/wheels``: a cp311 torch 2.13.0+cpu) and
+    ``extra-index-url``s (local ``file:///opt/pypi*`` mirrors). Left on, they would add their own
+    constraints to Colab's and offer builds Colab never sees. ``PIP_CONFIG_FILE=os.devnull`` makes
+    pip load no configuration file at all (global, user and site alike; ``--isolated`` skips only
+    the user's), and the ``PIP_*`` variables that select packages are dropped; what is left
+    (certificates, time-outs, proxies) only carries the download. So Colab's pins are the only
+    constraints, and packages come from PyPI, as on Colab.
+    """
+    selecting = ("PIP_CONSTRAINT", "PIP_FIND_LINKS", "PIP_EXTRA_INDEX_URL", "PIP_NO_INDEX",
+                 "PIP_REQUIREMENT", "PIP_PRE", "PIP_NO_BINARY", "PIP_ONLY_BINARY", "PIP_REQUIRE")
+    environ = {key: value for key, value in os.environ.items() if not key.startswith(selecting)}
+    environ["PIP_CONFIG_FILE"] = os.devnull
+    environ["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    return environ
 
 
 def colab_key() -> str:
     """A hash of what defines the environment: the constraints and the subset's names (not the
-    comments around them), the machine's torch and the Python version."""
+    comments around them), the build recipe's version and the Python version."""
     return _digest(
         colab_constraints().encode(),
         "\n".join(sorted(canonical(name) for name in subset_names())).encode(),
-        f"{BUILD_VERSION} {MACHINE_TORCH} python{PYTHON_VERSION}".encode(),
+        f"{COLAB_BUILD_VERSION} {colab_torch()} python{COLAB_PYTHON} no-machine-pip-config".encode(),
     )
 
 
@@ -224,10 +324,9 @@ def colab_environment() -> tuple[Environment, bool]:
         constraints = env.path / "colab-constraints.txt"
         constraints.write_text(colab_constraints(), encoding="utf-8")
         env.pip("install", "--quiet", f"pip=={pins['pip']}")  # the setup cell runs Colab's pip
-        names = ["torch" if canonical(n) == "torch" else n for n in subset_names()]
-        env.pip("install", "--quiet", "-c", str(constraints), *names)
+        env.pip("install", "--quiet", "-c", str(constraints), *subset_names())
 
-    return _build("colab", colab_key(), steps)
+    return _build("colab", colab_key(), steps, python=COLAB_PYTHON, pip_environ=colab_pip_environ())
 
 
 def colab_extras(env: Environment) -> dict[str, str]:
@@ -300,37 +399,37 @@ def runtime_python(runtime_txt: Path = BINDER / "runtime.txt") -> str:
 
 
 def configured_repository() -> tuple[str, str]:
-    """``(url, branch)`` from ``_config.yml`` (the setup cell's ``git+<url>@<branch>``)."""
+    """``(url, branch)`` from ``_config.yml`` (the repository the setup cell installs from)."""
     sys.path.insert(0, str(ROOT / "tools"))
     from setup_cell import repository
 
     return repository()
 
 
-def snapshot_repository(dest: Path, branch: str) -> Path:
+def release_tag() -> str:
+    """The tag the setup cell installs on Colab, ``v<pyproject.toml's version>``."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    from setup_cell import release_tag as tag
+
+    return tag()
+
+
+def snapshot_repository(dest: Path, branch: str, tag: str | None = None) -> Path:
     """A git repository at ``dest`` whose ``branch`` holds the clone's working tree as it is now
-    (committed or not, minus what .gitignore ignores): what the setup cell's URL serves."""
+    (committed or not, minus what .gitignore ignores), tagged ``tag`` (default
+    :func:`release_tag`, the one the setup cell asks for): what the setup cell's URL serves."""
     dest.mkdir(parents=True, exist_ok=True)
     git = ["git", f"--git-dir={dest / '.git'}", f"--work-tree={ROOT}"]
     environ = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
     run(["git", "init", "--quiet", f"--initial-branch={branch}", str(dest)], env=environ)
     run([*git, "add", "--all", "."], cwd=ROOT, env=environ)
+    identity = ["-c", "user.name=snapshot", "-c", "user.email=snapshot@localhost"]
     run(
-        [
-            *git,
-            "-c",
-            "user.name=snapshot",
-            "-c",
-            "user.email=snapshot@localhost",
-            "commit",
-            "--quiet",
-            "--no-verify",
-            "-m",
-            "working tree snapshot",
-        ],
+        [*git, *identity, "commit", "--quiet", "--no-verify", "-m", "working tree snapshot"],
         cwd=ROOT,
         env=environ,
     )
+    run([*git, *identity, "tag", "-a", tag or release_tag(), "-m", "snapshot release"], cwd=ROOT, env=environ)
     return dest
 
 
@@ -351,10 +450,12 @@ def git_config_serving(local: Path, url: str, config: Path) -> Path:
 def clean_environ(env: Environment, **extra: str) -> dict[str, str]:
     """The process environment for running things inside ``env``: its ``bin`` first on the PATH,
     no PYTHONPATH (a developer's shell points it at the worktree's ``src``, which would hide the
-    installed ``tformer``), no virtualenv of the caller, no user Jupyter/IPython configuration."""
+    installed ``tformer``), no virtualenv of the caller, no user Jupyter/IPython configuration;
+    started from the environment's ``pip_environ`` when it has one (Colab's: no machine pip
+    configuration, so the setup cell's ``%pip install`` sees what it would see on Colab)."""
     environ = {
         key: value
-        for key, value in os.environ.items()
+        for key, value in (env.pip_environ if env.pip_environ is not None else os.environ).items()
         if key not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", "PYTHONSTARTUP")
         and not key.startswith(("JUPYTER", "IPYTHON", "GIT_CONFIG", "PIP_REQUIRE"))
     }
@@ -393,15 +494,18 @@ def ipython_dir(folder: Path, colab: bool) -> Path:
 
 
 def _execute_one(path: str, cwd: str, timeout: int) -> dict:
-    import nbclient
     import nbformat
 
     started = time.perf_counter()
     notebook = nbformat.read(path, as_version=4)
     outcome = {"notebook": path, "ok": True, "error": "", "seconds": 0.0, "setup_output": ""}
     try:
-        nbclient.NotebookClient(
-            notebook, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": cwd}}
+        # the watchdog (tools/nb_watchdog.py): a cell that sits `timeout` s fails, named
+        from nb_watchdog import WatchedClient
+
+        WatchedClient(
+            notebook, limit=timeout, notebook=path, kernel_name="python3",
+            resources={"metadata": {"path": cwd}},
         ).execute()
     except Exception as error:  # noqa: BLE001 - reported, not raised
         outcome["ok"] = False
@@ -474,7 +578,7 @@ def main(argv: list[str] | None = None) -> int:
     ex = sub.add_parser("execute")
     ex.add_argument("notebooks", nargs="+")
     ex.add_argument("--jobs", type=int, default=1)
-    ex.add_argument("--timeout", type=int, default=600)
+    ex.add_argument("--timeout", type=int, default=120, help="seconds a cell may run (watchdog)")
     ex.add_argument("--in-place", action="store_true", help="run in the notebook's folder")
     args = parser.parse_args(argv)
     if args.command in ("colab", "binder"):

@@ -13,19 +13,21 @@ import time
 from pathlib import Path
 
 import nbformat
-from nbclient import NotebookClient
-from nbclient.exceptions import CellExecutionError
+from nb_watchdog import WatchedClient
+from nbclient.exceptions import CellExecutionError, CellTimeoutError
 
 
 def run(path: Path, save: bool) -> bool:
     notebook = nbformat.read(path, as_version=4)
-    client = NotebookClient(
-        notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    # the watchdog: a cell that sits 120 s fails, naming the notebook and the cell
+    client = WatchedClient(
+        notebook, notebook=str(path), kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
     )
     start = time.perf_counter()
     try:
         client.execute()
-    except CellExecutionError as error:
+    except (CellExecutionError, CellTimeoutError) as error:
         print(f"FAILED {path} after {time.perf_counter() - start:.1f}s\n{error}")
         return False
     print(f"ok     {path}  {time.perf_counter() - start:.1f}s")

@@ -28,6 +28,7 @@ Each idea of the book lives in one module, named after the concept:
 ``seed_rates``  how often each claim about a trained model holds, per CPU kernel (bench data)
 ``profiling``   peak tensor memory on any device; ``bench_utils`` timing helpers
 ``notebook``    ``glue`` that works with MyST-NB and without it (Colab)
+``version``     ``__version__`` and the release a notebook's setup cell was made for
 ``checks``      the exercise checkers; ``grade`` the notebook grader; ``authoring`` builds
                 the reader's exercise notebooks and pages from ``solutions/``
 """
@@ -45,12 +46,12 @@ from tformer.attention import (
     softmax,
 )
 from tformer.determinism import reproducible
-
-__version__ = "1.0.0"
+from tformer.version import __version__  # pyproject.toml's version (checkout or installed wheel)
 
 __all__ = [
     "AttentionResult",
     "SelfAttention",
+    "__version__",
     "attention_loop",
     "device",
     "reproducible",

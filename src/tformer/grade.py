@@ -21,6 +21,11 @@ Nothing a notebook does makes the grader crash:
 * deleted cells: an exercise whose heading is still there but whose check cell is gone is
   "error" with the check call to restore; an exercise gone entirely is "not attempted".
 
+The notebook's setup cell records the ``tformer`` release it was made for
+(``os.environ["TFORMER_NOTEBOOK_VERSION"] = VERSION = "2.0.0"``); when the installed ``tformer``
+(the grader's own, which the kernel imports too) is another release, the report says so in a
+note, as the checkers do under each verdict, and ``--json`` has both under ``"tformer"``.
+
 The expected exercises are the union of the notebook's exercise headings and check cells, the
 ``tformer`` entry of its metadata (written into every reader's copy) and the checkers registered
 in ``tformer.checks.chNN``. The exit status says whether grading ran (0) or could not (1; 2 for a
@@ -51,7 +56,9 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
+from tformer import version
 from tformer.authoring import CHECK_CALL, Section, chapter_of, sections, tags
+from tformer.checks.core import version_warning
 from tformer.checks.language import LANGUAGES, normalise, notebook_language, status_text, translate
 
 SYMBOLS = {"passed": "✓", "wrong": "✗", "not attempted": "…", "error": "!", "timed out": "⧗"}
@@ -95,6 +102,8 @@ class Report:
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
     language: str = "en"
+    made_for: str | None = None
+    """The ``tformer`` release the notebook's setup cell records (``None``: it records none)."""
 
     @property
     def passed(self) -> int:
@@ -118,6 +127,7 @@ class Report:
             "exercises": [asdict(row) for row in self.rows],
             "seconds": round(self.seconds, 2),
             "language": self.language,
+            "tformer": {"installed": version.installed(), "made_for": self.made_for},
         }
 
     def to_text(self) -> str:
@@ -422,6 +432,11 @@ def grade(
     chapter = _detect_chapter(path, nb)
     expected = expected_exercises(nb, chapter)
     report = Report(str(path), chapter, graded=False, problem=problem, language=lang)
+    if nb is not None:
+        report.made_for = version.notebook_version(nb)
+        warning = version_warning(report.made_for, lang) if report.made_for else ""
+        if warning:
+            report.notes.append(warning)
     if nb is None:
         report.rows = [
             Row(exercise_id, translate(entry.title, lang), "error",

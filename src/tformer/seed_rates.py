@@ -26,7 +26,8 @@ Usage in a chapter::
     rate = seed_rates.rate("ch07_heads", "two_heads_solve")
     rate.holds, rate.of        # fewest seeds it held for under any kernel, seeds per kernel
     rate.everywhere            # True when it held for every seed under every kernel
-    glue("heads_rate", rate.holds)
+    rate.total, rate.runs      # runs it held for, out of seeds x kernels (e.g. 14 of 40)
+    glue("heads_rate", rate.holds)   # glue numbers, never describe()'s English words
 """
 
 from __future__ import annotations
@@ -72,8 +73,23 @@ class Rate:
     def n_kernels(self) -> int:
         return len(self.per_kernel)
 
+    @property
+    def total(self) -> int:
+        """Runs (seed and kernel) for which the claim held, over every kernel."""
+        return sum(self.per_kernel.values())
+
+    @property
+    def runs(self) -> int:
+        """Every run counted: seeds times kernels (``total`` is out of this)."""
+        return self.of * self.n_kernels
+
     def describe(self) -> str:
-        """``"10 of 10 seeds under each of 4 CPU kernels"`` or ``"6–8 of 10 seeds, by kernel"``."""
+        """``"10 of 10 seeds under each of 4 CPU kernels"`` or ``"6–8 of 10 seeds, by kernel"``.
+
+        English words, for messages and bench tables. A page glues numbers instead (``holds``,
+        ``of``, ``total``, ``runs``, ``n_kernels``): the Chinese edition is built from the English
+        execution, so a glued English phrase would show untranslated there.
+        """
         if self.holds == self.most:
             return f"{self.holds} of {self.of} seeds under each of {self.n_kernels} CPU kernels"
         return f"{self.holds}–{self.most} of {self.of} seeds, depending on the CPU kernel"

@@ -34,6 +34,7 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
+from tformer import version
 from tformer.checks.language import language, status_text, translate
 
 Status = Literal["passed", "wrong", "not attempted", "error"]
@@ -130,6 +131,9 @@ def exercise(exercise_id: str, title: str = "") -> Callable:
                 )
             RESULTS[exercise_id] = asdict(verdict)
             print(verdict)
+            warning = version_warning()
+            if warning:
+                print(warning)
             return verdict
 
         checker.exercise_id = exercise_id  # type: ignore[attr-defined]
@@ -137,6 +141,26 @@ def exercise(exercise_id: str, title: str = "") -> Callable:
         return checker
 
     return decorate
+
+
+def version_warning(expected: str | None = None, lang: str | None = None) -> str:
+    """One line, in ``lang`` (default: the reader's language), when the installed ``tformer`` is
+    not the release ``expected`` (default: what the notebook's setup cell recorded,
+    :func:`tformer.version.made_for`); ``""`` when they agree or nothing was recorded. Printed
+    under every verdict; the grader reports it too.
+    """
+    try:
+        expected = expected or version.made_for()
+        installed = version.installed()
+        if expected is None or version.same_release(expected, installed):
+            return ""
+        return translate(
+            f"⚠ this notebook was made for tformer {expected}, but tformer {installed} is "
+            f"installed: its checks may not match (install tformer v{expected} and restart the kernel)",
+            lang,
+        )
+    except Exception:  # noqa: BLE001 - a checker must never raise
+        return ""
 
 
 def _message(error: BaseException) -> str:

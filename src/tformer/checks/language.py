@@ -328,7 +328,7 @@ def translate_printed(text: str, lang: str) -> str:
                 line = f"{verdict['symbol']} 练习 {verdict['id']}：{status_text(verdict['status'], lang)}"
                 if verdict["message"] is not None:
                     line += " —— " + translate(verdict["message"], lang)
-            elif line in PRINTED or line.startswith("Total: "):
+            elif line in PRINTED or line.startswith(("Total: ", "⚠ ")):  # ⚠: version warning
                 line = translate(line, lang)
             elif line.startswith("(") and line.endswith(")"):  # show_call's "(<hint>)"
                 inner = translate(line[1:-1], lang)

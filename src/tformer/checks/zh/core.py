@@ -60,4 +60,5 @@ MESSAGES: dict[str, str] = {
     "replace the placeholder with your answer and run again": "把占位符换成你的答案，然后重新运行",
     "the check could not run: {_describe(error)}": "检查无法运行：{0}",
     '{name} raised {_shorten(_describe(error), 200)}': '{0} 抛出了 {1}',
+    "⚠ this notebook was made for tformer {expected}, but tformer {installed} is installed: its checks may not match (install tformer v{expected} and restart the kernel)": "⚠ 本笔记本是为 tformer {0} 编写的，但已安装的是 tformer {1}：检查结果可能与之不符（请安装 tformer v{2} 并重启内核）",
 }
