@@ -25,6 +25,12 @@ Both editions: every page is tested in English (``_build/html/``) and in Chinese
 (``_build/html/zh/``, issue 17); on Chinese pages the launch buttons open ``zh/book/…``, the prose
 is drawn in a CJK font, and the language switch (a link to the same page in the other edition)
 is visible, named and keyboard-reachable at desktop and 390 px phone width in light and dark mode.
+
+Phones and tablets (issue 25): every page of both editions at 360, 390 and 800 px scrolls no
+page sideways, stacks margin notes at the text column's width below 992 px, shows a scroll cue on
+display math and tables wider than the column, and fits every player (and at 320 px); at 390 and
+800 px, light and dark, ☰ and the contents button open their panels on screen, links in them
+navigate and close them, and the keyboard does the same.
 """
 
 from __future__ import annotations
@@ -547,5 +553,201 @@ def test_chinese_search_finds_chinese_words(query: str, page: str, zh_html: Path
         hits = tab.eval_on_selector_all("#search-results ul.search li a",
                                         "(links) => links.map((a) => a.href)")
         assert any(f"{page}.html" in hit for hit in hits), hits[:10]
+    finally:
+        context.close()
+
+
+# --- phones and tablets (issue 25) ------------------------------------------------------------
+
+PHONE_WIDTHS = (360, 390, 800)
+SIDEBAR_BREAKPOINT = 992  # below it the sidebars are panels opened from the article header
+PLAYER_WIDTH = 320
+
+# At the current width: the page's scroll width and what sticks out of the viewport (outermost
+# elements only; what a scrolling box hides is not the page's overflow); margin notes that do not
+# take the text column's width below the breakpoint; boxes that scroll sideways (display math,
+# tables) without the scroll cue or wider than the viewport; players whose controls do not fit
+# them (each held to `playerWidth` px if given: the narrowest column a player must fit).
+FIT_JS = r"""async ([breakpoint, playerWidth]) => {
+    for (let i = 0; i < 2; i++) await new Promise(requestAnimationFrame);  // the resize laid out
+    const vw = innerWidth, found = {scroll: document.documentElement.scrollWidth, inner: vw,
+        out: [], notes: [], cues: [], players: [], playerCount: 0};
+    const clips = (el) => getComputedStyle(el).overflowX !== "visible";
+    if (found.scroll > vw) {
+        for (const el of document.querySelectorAll("body *")) {
+            const r = el.getBoundingClientRect();
+            if (!r.width || r.right <= vw + 0.5) continue;
+            let parent = el.parentElement, inner = false;
+            for (; parent; parent = parent.parentElement) {
+                if (parent.getBoundingClientRect().right > vw + 0.5 || clips(parent)) { inner = true; break; }
+            }
+            if (!inner) found.out.push(`${el.tagName.toLowerCase()}.${String(el.className.baseVal ??
+                el.className).split(" ")[0]} ${Math.round(r.left)}–${Math.round(r.right)} px`);
+        }
+    }
+    const article = document.querySelector("article.bd-article");
+    if (!article) return found;
+    if (vw < breakpoint) {
+        article.querySelectorAll("aside.margin, div.margin, .cell.tag_margin").forEach((note) => {
+            const column = note.parentElement, style = getComputedStyle(column);
+            const width = column.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+            const box = note.getBoundingClientRect();
+            if (getComputedStyle(note).float !== "none" || Math.abs(box.width - width) > 1) {
+                found.notes.push(`${note.textContent.trim().slice(0, 30)}: ${Math.round(box.width)} px ` +
+                                 `in a ${Math.round(width)} px column`);
+            }
+        });
+    }
+    article.querySelectorAll("div.math, .pst-scrollable-table-container").forEach((box) => {
+        if (box.scrollWidth <= box.clientWidth + 1) return;
+        const style = getComputedStyle(box), r = box.getBoundingClientRect();
+        // math: shadows behind it (background gradients); a table: a shadow on top at the right
+        // edge, shown while it can scroll right (it starts at the left)
+        const after = getComputedStyle(box, "::after");
+        const cue = box.matches("div.math") ? style.backgroundImage.includes("gradient") :
+            box.scrollLeft === 0 && after.content !== "none" && after.opacity === "1";
+        if (!["auto", "scroll"].includes(style.overflowX) || !cue || r.right > vw + 0.5) {
+            found.cues.push(box.textContent.trim().slice(0, 40));
+        }
+    });
+    article.querySelectorAll(".animation").forEach((player) => {
+        found.playerCount += 1;
+        if (playerWidth) player.style.width = `${playerWidth}px`;
+        const r = player.getBoundingClientRect();
+        const output = player.closest(".output") || player.parentElement;
+        const parts = Array.from(player.querySelectorAll("img, input, button, label"))
+            .filter((part) => part.getClientRects().length).filter((part) => {
+                const p = part.getBoundingClientRect();
+                return p.left < r.left - 0.5 || p.right > r.right + 0.5;
+            });
+        if (parts.length || output.scrollWidth > output.clientWidth + 1 ||
+            player.scrollWidth > player.clientWidth + 1) {
+            found.players.push(`${parts.length} controls outside the player ` +
+                               `(${Math.round(r.width)} px wide, ${player.scrollWidth} px of content)`);
+        }
+        player.style.width = "";
+    });
+    return found;
+}"""
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_every_page_fits_phones_and_tablets(edition: str, browser, request):
+    """Every page at 360, 390 and 800 px: nothing scrolls sideways (scrollWidth ≤ innerWidth);
+    below 992 px margin notes stack at the text column's width; display math and tables wider
+    than the column scroll inside their own box, which shows the scroll cue; every scrubbable
+    player fits its column with all its controls, and at 360 px fits 320 px (the player held to
+    that width). One tab per edition, each page loaded once and resized."""
+    html = _edition_html(edition, request)
+    problems: list[str] = []
+    players = 0
+    context = browser.new_context(viewport={"width": max(PHONE_WIDTHS), "height": 844})
+    try:
+        page = context.new_page()
+        for docname in _pages():
+            page.set_viewport_size({"width": max(PHONE_WIDTHS), "height": 844})
+            page.goto((html / f"{docname}.html").resolve().as_uri(), wait_until="load")
+            for width in sorted(PHONE_WIDTHS, reverse=True):
+                page.set_viewport_size({"width": width, "height": 844})
+                narrowest = width == min(PHONE_WIDTHS)
+                found = page.evaluate(FIT_JS, [SIDEBAR_BREAKPOINT,
+                                               PLAYER_WIDTH if narrowest else None])
+                where = f"{edition} {docname} at {width} px"
+                if found["scroll"] > found["inner"]:
+                    problems.append(f"{where}: scrolls sideways ({found['scroll']} > "
+                                    f"{found['inner']} px): {found['out'][:4]}")
+                problems += [f"{where}: margin note {note}" for note in found["notes"]]
+                problems += [f"{where}: scrolling box without its cue: {cue!r}"
+                             for cue in found["cues"]]
+                problems += [f"{where}{f' (player at {PLAYER_WIDTH} px)' if narrowest else ''}: "
+                             f"player: {player}" for player in found["players"]]
+                players += found["playerCount"] if narrowest else 0
+    finally:
+        context.close()
+    assert players >= 5, f"only {players} scrubbable players found in the {edition} edition"
+    assert not problems, f"{len(problems)} problems:\n" + "\n".join(problems[:25])
+
+
+PANEL_JS = r"""(selector) => {
+    const panel = document.querySelector(selector);
+    if (!panel) return null;
+    const box = panel.getBoundingClientRect();
+    const links = Array.from(panel.querySelectorAll("a[href]")).filter((a) => a.getClientRects().length);
+    return {open: panel.open, left: box.left, right: box.right, width: box.width,
+            height: box.height, links: links.length, viewport: innerWidth,
+            visible: panel.open && getComputedStyle(panel).visibility !== "hidden" && box.width > 0};
+}"""
+PANELS = {"primary": "#pst-primary-sidebar-modal", "secondary": "#pst-secondary-sidebar-modal"}
+
+
+def _panel_shown(page, which: str, width: int) -> dict:
+    panel = page.evaluate(PANEL_JS, PANELS[which])
+    assert panel and panel["visible"], f"the {which} panel did not open at {width} px: {panel}"
+    assert panel["left"] >= 0 and panel["right"] <= panel["viewport"] + 0.5, (
+        f"the {which} panel is not on screen at {width} px: {panel}")
+    assert panel["width"] >= 200 and panel["links"] >= 5, f"the {which} panel is empty: {panel}"
+    return panel
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+@pytest.mark.parametrize("width", [390, 800])
+@pytest.mark.parametrize("mode", ["light", "dark"])
+def test_navigation_panels_open_on_phones_and_tablets(edition: str, width: int, mode: str,
+                                                      book_html: Path, browser, request):
+    """Below 992 px the sidebars are panels: ☰ opens the book's navigation and the contents
+    button the page's sections, each on screen with its links; a link in either navigates (to
+    another page; to a section, closing the panel); Escape closes a panel and gives the focus
+    back to its button; Enter on the focused button opens it, and the keyboard follows a link."""
+    html = _edition_html(edition, request)
+    start, other = html / "book" / "05_masks.html", html / "book" / "02_soft_dictionary.html"
+    context = browser.new_context(viewport={"width": width, "height": 844}, color_scheme=mode)
+    context.add_init_script(f"localStorage.setItem('mode', '{mode}'); "
+                            f"localStorage.setItem('theme', '{mode}');")
+    try:
+        page = context.new_page()
+        page.goto(start.resolve().as_uri(), wait_until="load")
+        assert page.evaluate("() => document.documentElement.dataset.theme") == mode
+        menu = page.locator(".bd-header-article .primary-toggle")
+        contents = page.locator(".bd-header-article .secondary-toggle")
+        assert menu.is_visible() and contents.is_visible(), "no ☰ or contents button in the header"
+
+        # ☰: the book's navigation; Escape closes it; Enter on the button opens it again.
+        menu.click()
+        _panel_shown(page, "primary", width)
+        page.keyboard.press("Escape")
+        assert not page.evaluate(PANEL_JS, PANELS["primary"])["open"], "Escape did not close ☰"
+        page.wait_for_function(  # the theme gives the focus back when the panel has closed
+            "() => document.activeElement.classList.contains('primary-toggle')", timeout=5_000)
+        page.keyboard.press("Enter")
+        _panel_shown(page, "primary", width)
+        link = page.locator(f"{PANELS['primary']} a[href$='02_soft_dictionary.html']").first
+        with page.expect_navigation(wait_until="load", timeout=15_000):
+            link.click()
+        assert _local_path(page.url) == other.resolve(), page.url
+
+        # The contents button: the page's sections; a section link scrolls there and closes it.
+        page.locator(".bd-header-article .secondary-toggle").click()
+        _panel_shown(page, "secondary", width)
+        section = page.locator(f"{PANELS['secondary']} a[href^='#']").filter(visible=True).nth(2)
+        target = section.get_attribute("href")
+        section.click()
+        page.wait_for_function(f"() => location.hash === {json.dumps(target)}", timeout=5_000)
+        assert not page.evaluate(PANEL_JS, PANELS["secondary"])["open"], (
+            "the contents panel stayed open over the section it opened")
+        top = page.evaluate("(id) => document.getElementById(id).getBoundingClientRect().top",
+                            unquote(target[1:]))
+        assert 0 <= top < 844 / 2, f"{target} is not at the top of the window ({top:.0f} px)"
+
+        # Keyboard only: focus the button, Enter opens the panel (the focus moves into it), Tab
+        # to the second link and Enter follows it.
+        page.locator(".bd-header-article .secondary-toggle").focus()
+        page.keyboard.press("Enter")
+        _panel_shown(page, "secondary", width)
+        page.keyboard.press("Tab")
+        focused = page.evaluate("() => document.activeElement.getAttribute('href')")
+        assert focused and focused.startswith("#"), f"Tab in the panel reached {focused!r}"
+        page.keyboard.press("Enter")
+        page.wait_for_function(f"() => location.hash === {json.dumps(focused)}", timeout=5_000)
+        assert not page.evaluate(PANEL_JS, PANELS["secondary"])["open"]
     finally:
         context.close()

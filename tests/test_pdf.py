@@ -109,6 +109,42 @@ def test_chapter_titles_and_captions_in_order(text: str, source: BeautifulSoup):
         position = found + len(item)
 
 
+@pytest.mark.parametrize("edition", ["en", "zh"])
+def test_every_title_carries_its_math(edition: str, request):
+    """Each chapter's and exercise page's title reads in the PDF as the HTML titles it (its
+    <title>, where tools/book_html.py writes math as Unicode text: "4. Why divide by √dₖ"): as
+    whole lines of the contents and of the page that opens it, and as a bookmark (the √ of chapter 4
+    used to be lost: "4. Why divide by dk")."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    from pdf_book import reading_order
+
+    pdf = request.getfixturevalue("zh_pdf" if edition == "zh" else "built_pdf")
+    html = request.getfixturevalue("zh_html" if edition == "zh" else "book_html")
+    main, exercises, _ = reading_order()
+    titles = {}
+    for docname in main + exercises:
+        soup = BeautifulSoup((html / f"{docname}.html").read_text(encoding="utf-8"), "html.parser")
+        titles[docname] = _norm(soup.title.get_text().rsplit(" — ", 1)[0])
+    assert "√d" in titles["book/04_scaling"], titles["book/04_scaling"]  # NFKC: ₖ reads k
+    lines = [_norm(line) for line in _run("pdftotext", "-enc", "UTF-8", str(pdf), "-").splitlines()]
+    lines = [line for line in lines if line]
+    # a line, or a heading wrapped over two or three lines
+    spans = [" ".join(lines[i:i + n]) for n in (1, 2, 3) for i in range(len(lines))]
+    # bookmarks compared without spaces (see test_outline_lists_every_chapter_and_section)
+    bookmarks = {_norm(title).replace(" ", "") for _, title in _outline(pdf.read_bytes())}
+    wrong = []
+    for docname, title in titles.items():
+        found, marked = spans.count(title), title.replace(" ", "") in bookmarks
+        if edition == "zh":  # pdftotext sets a Chinese heading's number on a line of its own
+            found += spans.count(re.sub(r"^\d+\. ", "", title))
+        if found < 2 or not marked:
+            wrong.append(f"{docname}: {title!r} is {found} line(s) of the text"
+                         f"{'' if marked else ', no bookmark'}")
+    assert not wrong, f"{edition} PDF: titles not as in the HTML:\n" + "\n".join(wrong)
+
+
 def test_every_font_is_embedded_and_cjk_is_real(pdf: Path, text: str):
     rows = _run("pdffonts", str(pdf)).splitlines()[2:]
     not_embedded = [row for row in rows if row.split()[-5] != "yes"]

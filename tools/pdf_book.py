@@ -375,66 +375,69 @@ def _heading_text(heading: Tag) -> str:
 
 SUBSCRIPTS = dict(zip("0123456789aehijklmnoprstuvx+-=()", "₀₁₂₃₄₅₆₇₈₉ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ₊₋₌₍₎", strict=True))
 SUPERSCRIPTS = dict(zip("0123456789n+-=()iT", "⁰¹²³⁴⁵⁶⁷⁸⁹ⁿ⁺⁻⁼⁽⁾ⁱᵀ", strict=True))
-SYMBOLS = {
-    "top": "T",
-    "times": "×",
-    "cdot": "·",
-    "to": "→",
-    "le": "≤",
-    "ge": "≥",
-    "approx": "≈",
-    "in": "∈",
-    "ell": "ℓ",
-    "infty": "∞",
-    "sum": "Σ",
-    "odot": "⊙",
-    "alpha": "α",
-    "beta": "β",
-    "gamma": "γ",
-    "theta": "θ",
-    "lambda": "λ",
-    "mu": "μ",
-    "sigma": "σ",
-    "epsilon": "ε",
-    "omega": "ω",
-    "Omega": "Ω",
-    "pi": "π",
-    "ldots": "…",
-    "dots": "…",
-    ",": " ",
-    ";": " ",
-    "quad": " ",
-}
 
 
 def _script(text: str, table: dict[str, str], marker: str) -> str:
-    if all(char in table for char in text):
+    if text and all(char in table for char in text):
         return "".join(table[char] for char in text)
-    return f"{marker}({text})" if len(text) > 1 else f"{marker}{text}"
+    return marker + text
 
 
-def plain_tex(tex: str) -> str:
-    """A plain-text (Unicode) rendering of a short TeX fragment: ``\\sqrt{d_k}`` -> ``√dₖ``.
+def mathml_text(node: Tag) -> str:
+    """A plain-text (Unicode) reading of typeset math, from the MathML that MathJax writes beside
+    its output for screen readers (``<msqrt><msub><mi>d</mi><mi>k</mi>…`` -> ``√dₖ``)."""
+    children = [child for child in node.children if isinstance(child, Tag)]
+    if node.name == "msqrt":
+        inner = "".join(mathml_text(child) for child in children)
+        return "√" + (inner if len(inner) <= 3 else f"({inner})")
+    if node.name in ("msub", "msup") and len(children) == 2:
+        table, marker = (SUBSCRIPTS, "_") if node.name == "msub" else (SUPERSCRIPTS, "^")
+        return mathml_text(children[0]) + _script(mathml_text(children[1]), table, marker)
+    if node.name == "mfrac" and len(children) == 2:
+        return f"{mathml_text(children[0])}/{mathml_text(children[1])}"
+    if children:
+        return "".join(mathml_text(child) for child in children)
+    text = node.get_text()
+    return f" {text} " if node.name == "mo" and text in "=+−<>≤≥≈×→∈" else text
 
-    Used for math in headings, whose rendered MathJax would be missing from the PDF's
-    bookmarks (Chromium takes the outline from heading text)."""
-    text = tex.strip().removeprefix("\\(").removesuffix("\\)").strip()
-    text = re.sub(r"\\(?:mathrm|text|operatorname|mathbf|mathit|boldsymbol)\{([^{}]*)\}", r"\1", text)
-    text = re.sub(r"\\mathbb\{R\}", "ℝ", text)
-    text = re.sub(r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"\1/\2", text)
-    text = re.sub(r"\\sqrt\{([^{}]*)\}", lambda m: "√" + (m[1] if len(m[1]) <= 3 else f"({m[1]})"), text)
-    text = re.sub(r"\\([A-Za-z]+|[,;])", lambda m: SYMBOLS.get(m[1], m[1]), text)
-    text = re.sub(r"\^\{([^{}]*)\}|\^(\S)", lambda m: _script(m[1] or m[2], SUPERSCRIPTS, "^"), text)
-    text = re.sub(r"_\{([^{}]*)\}|_(\S)", lambda m: _script(m[1] or m[2], SUBSCRIPTS, "_"), text)
-    return " ".join(text.replace("{", "").replace("}", "").split())
+
+def _heading_labels(soup: BeautifulSoup) -> dict[str, str]:
+    """The plain-text label the HTML page gives each heading with math (tools/book_html.py writes
+    a title's math as Unicode text in the page's <title>, the navigation and the page's
+    contents), by section id; the page's own title under the key ``""``."""
+    labels = {link["href"][1:]: _heading_text(link)
+              for link in soup.select(".bd-sidebar-secondary a[href^='#']")}
+    if soup.title is not None:  # "4. Why divide by √dₖ — Attention, Executed"
+        labels[""] = soup.title.get_text().rsplit(" — ", 1)[0].strip()
+    return labels
 
 
 def _plain_heading_math(article: Tag, soup: BeautifulSoup) -> None:
+    """Math in a heading as text, so that the PDF's text, contents and bookmarks carry it
+    (Chromium takes the outline from heading text; MathJax's glyphs are CSS content). The text
+    is the HTML's own label of that heading, with the math kept in italics where it reads the
+    same."""
+    labels = _heading_labels(soup)
     for heading in article.find_all(["h1", "h2", "h3", "h4", "h5", "h6"]):
-        for math in heading.select(".math"):
+        maths = heading.select(".math")
+        if not maths:
+            continue
+        for math in maths:
+            mathml = math.find("math")
             plain = soup.new_tag("span", attrs={"class": "pdf-plain-math"})
-            plain.string = plain_tex(math.get_text())
+            plain.string = " ".join(mathml_text(mathml).split()) if mathml else math.get_text()
             math.replace_with(plain)
+        section = heading.find_parent("section")
+        label = labels.get("" if heading.name == "h1" else (section or {}).get("id", ""))
+        number = heading.find(class_="section-number")
+        prefix = number.get_text().strip() if number is not None else ""
+        if label and not label.startswith(prefix):  # the contents' labels have no number
+            label = f"{prefix} {label}"
+        if label and _heading_text(heading) != " ".join(label.split()):
+            heading.clear()  # the typeset reading differs: the HTML's label, exactly
+            if number is not None:
+                heading.append(number)
+            heading.append(label.removeprefix(prefix).strip())
 
 
 def assemble(html_root: Path, out: Path) -> tuple[str, dict]:
