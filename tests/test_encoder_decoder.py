@@ -3,6 +3,7 @@
 import pytest
 import torch
 
+from tformer import seed_rates
 from tformer.data.sorting import (
     BOS,
     EOS,
@@ -10,6 +11,7 @@ from tformer.data.sorting import (
     decode_digits,
     encode_digits,
     sorting_batch,
+    valid_next_tokens,
 )
 from tformer.encoder_decoder import EncoderDecoder, EncoderDecoderConfig, train_sorter
 from tformer.generation import beam_search, generate, greedy_decode
@@ -33,6 +35,33 @@ def test_sorting_batch_is_sorted_and_shifted():
     assert decode_digits(encode_digits("3071")) == "3071"
     again = sorting_batch(50, (3, 9), generator=torch.Generator().manual_seed(0))
     assert torch.equal(again.source, batch.source)
+
+
+def _ids(text):  # "." is the end token
+    return torch.tensor([[EOS if c == "." else int(c) + 2 for c in text]])
+
+
+@pytest.mark.parametrize(
+    "output, expected, live",
+    [
+        ("0137.", "0137.", 5),  # right: every position expects what the sorted target has
+        ("037..", "017..", 4),  # 1 dropped: one error, then 7 and the end are right again
+        ("0113.", "01337", 5),  # an extra 1 costs one error; the early end costs another
+        ("1....", "03...", 2),  # 0 dropped, then the end too early; padding is not live
+    ],
+)
+def test_valid_next_tokens_by_hand(output, expected, live):
+    want, alive = valid_next_tokens(encode_digits("3071")[None], _ids(output))
+    assert torch.equal(want, _ids(expected))
+    assert alive[0].tolist() == [True] * live + [False] * (5 - live)
+
+
+def test_valid_next_tokens_agree_with_the_target_on_a_correct_output():
+    batch = sorting_batch(20, 6, generator=torch.Generator().manual_seed(3))
+    want, alive = valid_next_tokens(batch.source, batch.target_out)
+    assert torch.equal(want, batch.target_out) and alive.all()
+    with pytest.raises(ValueError, match="outputs"):
+        valid_next_tokens(batch.source, batch.target_out[0])
 
 
 def test_sorting_batch_errors():
@@ -127,36 +156,41 @@ def one_thread():
     torch.set_num_threads(threads)
 
 
+# The claims chapters 9 and 10 state as general, measured by bench/sorter_seeds.py over ten seeds
+# under each CPU kernel (src/tformer/data/bench/sorter.json); one seed's outcome is not a test.
+ROBUST_CLAIMS = [
+    "learns", "aligns", "example_most_rows_aligned", "blind_drops_30_points",
+    "frozen_encoder_unchanged", "frozen_embedding_moves_10pc", "frozen_rows_own_token_95pc",
+    "first_loss_above_uniform", "init_predicts_own_input", "free_mean_over_1p5x_forced",
+    "free_over_forced_tenth", "free_tenth_over_2x_second", "first_position_agrees",
+    "free_equals_forced_on_track",
+    "greedy_wrong_mostly_short", "shift_tolerant_under_half_free",
+    "shift_tolerant_under_2x_forced", "off_track_worse_than_forced", "repeats_5x_harder",
+    "beam_example_sorted", "penalty_exact_ge_no_penalty", "beam_never_scores_below_greedy",
+]
+
+
+@pytest.mark.parametrize("claim", ROBUST_CLAIMS)
+def test_the_chapters_general_claims_hold_for_every_seed_and_kernel(claim):
+    rate = seed_rates.rate("sorter", claim)
+    assert rate.everywhere, f"{claim}: {rate.describe()}"
+
+
+def test_beam_versus_greedy_is_stated_as_seed_dependent():
+    """Chapter 10 says the beam brings no systematic gain over greedy: not both rates 10/10."""
+    exact = seed_rates.rate("sorter", "beam_exact_ge_greedy")
+    bleu = seed_rates.rate("sorter", "beam_bleu_ge_greedy")
+    assert not (exact.everywhere and bleu.everywhere)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", [0, 1])
-def test_trained_sorter_sorts_and_aligns(seed, one_thread):
-    """Chapter 9's claims, for two seeds: the model learns the task, its last cross-attention
-    layer puts most weight on the digit being written, and training with the cut leaves the
-    encoder exactly at its initial weights."""
-    model, log = train_sorter(seed)
-    untrained, _ = train_sorter(seed, n_steps=0)
-    test = sorting_batch(300, 8, generator=torch.Generator().manual_seed(5))
-    with torch.no_grad():
-        accuracy = (model(*test.inputs).argmax(-1) == test.target_out).float().mean().item()
-    assert log.final_loss < 0.5 and accuracy > 0.85
-
-    def best_head(m):
-        with torch.no_grad():
-            m(*test.inputs)
-        match = test.target_out[:, :-1, None] == test.source[:, None, :]
-        w = m.cross_weights()[-1][:, :, :-1]
-        return (w * match[:, None]).sum(-1).mean((0, 2)).max().item()
-
-    assert best_head(model) > 2 * best_head(untrained)
-    # exposure bias (chapter 10): free-running errors exceed teacher-forced ones
-    ten = sorting_batch(300, 10, generator=torch.Generator().manual_seed(7))
-    with torch.no_grad():
-        forced = model(*ten.inputs).argmax(-1)
-    free = greedy_decode(model, ten.source, 11, bos_id=BOS, eos_id=EOS)
-    forced_error = (forced != ten.target_out).float().mean(0)
-    free_error = (free != ten.target_out).float().mean(0)
-    assert free_error[:-1].mean() > 1.5 * forced_error[:-1].mean()
-    assert free_error[-2] > forced_error[-2]
-    frozen, _ = train_sorter(seed, cut_cross_gradient=True)
-    for a, b in zip(frozen.encoder.state_dict().values(), untrained.encoder.state_dict().values()):
-        assert torch.equal(a, b)
+def test_the_cut_leaves_the_encoder_at_its_initial_weights(one_thread):
+    """An invariant, for any seed and kernel: with the memory detached, no gradient reaches the
+    encoder, so AdamW never moves it — while the shared embedding does train."""
+    frozen, _ = train_sorter(3, n_steps=40, cut_cross_gradient=True)
+    untrained, _ = train_sorter(3, n_steps=0)
+    for part in ("encoder", "encoder_norm"):
+        for a, b in zip(getattr(frozen, part).state_dict().values(),
+                        getattr(untrained, part).state_dict().values()):
+            assert torch.equal(a, b)
+    assert not torch.equal(frozen.embedding.weight, untrained.embedding.weight)

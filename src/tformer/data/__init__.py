@@ -13,7 +13,13 @@ from tformer.data.sequences import (
     random_batch,
     repeated_batch,
 )
-from tformer.data.sorting import SortingBatch, decode_digits, encode_digits, sorting_batch
+from tformer.data.sorting import (
+    SortingBatch,
+    decode_digits,
+    encode_digits,
+    sorting_batch,
+    valid_next_tokens,
+)
 from tformer.data.text import CharTokenizer, generate_corpus, load_text, make_batch
 
 __all__ = [
@@ -31,4 +37,5 @@ __all__ = [
     "random_batch",
     "repeated_batch",
     "sorting_batch",
+    "valid_next_tokens",
 ]

@@ -82,3 +82,38 @@ def decode_digits(ids: torch.Tensor | list[int]) -> str:
         if token != BOS:
             out.append(str(token - FIRST_DIGIT))
     return "".join(out)
+
+
+def valid_next_tokens(source: torch.Tensor, outputs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The right next token for each position of free-running ``outputs``, given *their own* prefix.
+
+    ``source`` ``(B, L)`` and ``outputs`` ``(B, T)`` (token ids, as from
+    :func:`tformer.generation.greedy_decode`). After a prefix that may already contain mistakes,
+    the best a sorter can still do is to write the smallest source digit it has not used yet that
+    is at least the last digit it wrote (digits it skipped can no longer appear in order), or
+    ``EOS`` when none is left. Scoring each output against that — not against the digit at the same
+    position of the sorted source — is *shift-tolerant*: one dropped digit costs one error, not one
+    error for every later position.
+
+    Returns ``expected`` ``(B, T)`` (that token at every position) and ``live`` ``(B, T)``, True up
+    to and including each row's first ``EOS`` (later positions are padding).
+    """
+    if source.ndim != 2 or outputs.ndim != 2 or source.shape[0] != outputs.shape[0]:
+        raise ValueError(
+            f"need source (B, L) and outputs (B, T), got {tuple(source.shape)} and "
+            f"{tuple(outputs.shape)}"
+        )
+    expected = torch.full(outputs.shape, EOS, dtype=torch.long)
+    live = torch.zeros(outputs.shape, dtype=torch.bool)
+    for row, (digits, written) in enumerate(zip(source.tolist(), outputs.tolist())):
+        unused, last = sorted(digits), FIRST_DIGIT
+        for t, token in enumerate(written):
+            live[row, t] = True
+            candidates = [d for d in unused if d >= last]
+            expected[row, t] = candidates[0] if candidates else EOS
+            if token == EOS:
+                break
+            if token in unused:
+                unused.remove(token)
+            last = max(last, token)
+    return expected, live
