@@ -49,3 +49,31 @@ def test_make_batch_errors():
         make_batch(torch.zeros(2, 5, dtype=torch.long), 1, 2)
     with pytest.raises(ValueError, match="need more than block_size"):
         make_batch(torch.arange(5), 1, 5)
+
+
+# The real-text corpus (chapters 1-4 and 10): frozen from Python 3.11.7's pydoc_data.topics.
+PYTHON_DOCS_SHA256 = "2a95af4ac93f5b719944030ce3769070ddf827d847cba42192afa8da989e5dc4"
+
+
+def test_python_docs_are_the_frozen_snapshot():
+    import hashlib
+
+    from tformer.data.text import PYTHON_DOCS_FILE, load_python_docs
+
+    assert hashlib.sha256(PYTHON_DOCS_FILE.read_bytes()).hexdigest() == PYTHON_DOCS_SHA256
+    text = load_python_docs()
+    assert len(text) == 465_048
+    assert text.startswith('The "assert" statement\n')
+    assert text.count("\n\n") > 79  # 79 topics, each several paragraphs
+
+
+def test_python_docs_rebuild_from_the_interpreter_they_were_frozen_from():
+    import platform
+
+    from tformer.data.text import PYTHON_DOCS_PYTHON, load_python_docs, python_docs_from_pydoc
+
+    rebuilt = python_docs_from_pydoc()
+    if platform.python_version() == PYTHON_DOCS_PYTHON:
+        assert rebuilt == load_python_docs()
+    else:  # another Python ships another text: the reason the corpus is frozen
+        assert rebuilt != load_python_docs() and len(rebuilt) > 400_000

@@ -1,4 +1,4 @@
-"""A small shipped text corpus and a character tokenizer (chapter 10).
+"""Two shipped text corpora and a character tokenizer.
 
 The corpus, ``tiny_tales.txt`` (about 75 KB), is **generated**, not transcribed: a seeded random
 walk through the small grammar below writes short sentences about a village, its animals and its
@@ -10,7 +10,12 @@ Why not a classic novel? A character-level model that trains in well under a min
 CPU only gets a few hundred steps; text with a small vocabulary and a regular structure lets it
 show real progress (words, then phrases, then sentence shapes) inside that budget.
 
-* :func:`load_text` — the corpus as one string.
+* :func:`load_python_docs` — a second, **real** English corpus: the 79 help topics of the Python
+  Language Reference that CPython's standard library ships as ``pydoc_data.topics`` (what
+  ``help("assert")`` prints), 465,048 characters, frozen from Python 3.11.7 so that every reader's
+  Python (3.10–3.13 ship different versions) sees the same text. PSF License (see README.md).
+  :func:`python_docs_from_pydoc` rebuilds it from the running interpreter.
+* :func:`load_text` — the generated corpus as one string.
 * :class:`CharTokenizer` — characters to integer ids and back.
 * :func:`make_batch` — a random batch of ``(inputs, targets)`` windows, targets shifted by one.
 """
@@ -24,6 +29,8 @@ from pathlib import Path
 import torch
 
 CORPUS_FILE = Path(__file__).with_name("tiny_tales.txt")
+PYTHON_DOCS_FILE = Path(__file__).with_name("python_docs.txt")
+PYTHON_DOCS_PYTHON = "3.11.7"  # the interpreter whose pydoc_data.topics was frozen
 CORPUS_SEED = 2017
 CORPUS_SENTENCES = 1400
 
@@ -75,6 +82,22 @@ def generate_corpus(n_sentences: int = CORPUS_SENTENCES, seed: int = CORPUS_SEED
     if sentences:
         paragraphs.append(" ".join(sentences))
     return "\n\n".join(paragraphs) + "\n"
+
+
+def python_docs_from_pydoc() -> str:
+    """The running interpreter's ``pydoc_data.topics``: every topic, sorted by name, stripped of
+    leading and trailing newlines, joined by one blank line, with a final newline.
+
+    On Python :data:`PYTHON_DOCS_PYTHON` this is exactly the shipped ``python_docs.txt``.
+    """
+    from pydoc_data.topics import topics
+
+    return "\n\n".join(topics[name].strip("\n") for name in sorted(topics)) + "\n"
+
+
+def load_python_docs() -> str:
+    """The shipped real-text corpus ``python_docs.txt`` as one string (465,048 characters)."""
+    return PYTHON_DOCS_FILE.read_text(encoding="utf-8")
 
 
 def load_text() -> str:
