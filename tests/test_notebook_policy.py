@@ -14,7 +14,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 
-from setup_cell import SETUP_TAG, notebooks, repository, setup_cell_source  # noqa: E402
+from setup_cell import SETUP_TAG, notebooks, setup_cell_source  # noqa: E402
 from toc import source_of, toc_docnames  # noqa: E402
 
 ALL_NOTEBOOKS = notebooks()
@@ -38,14 +38,21 @@ def _first_code_cell(notebook: nbformat.NotebookNode):
 
 
 def test_setup_cell_uses_configured_repository_and_the_release_tag():
-    """The cell installs the release tag ``v<pyproject version>`` (tests/test_release.py checks
-    the version itself), never the branch."""
-    url, branch = repository()
-    assert url.startswith("https://github.com/"), url
-    source = setup_cell_source()
-    assert f'REPOSITORY = "{url}"' in source
-    assert 'git+{REPOSITORY}@v{VERSION}"' in source
-    assert f"@{branch}" not in source
+    """A chapter's actual first cell installs the configured repository at the release tag
+    ``v<pyproject version>``, never the branch: read from _config.yml and pyproject.toml here,
+    independently of tools/setup_cell.py, which writes the cell."""
+    import tomllib
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    url = config["repository"]["url"].removesuffix(".git").rstrip("/")
+    branch = config["repository"].get("branch", "main")
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+    for path in (BOOK_NOTEBOOKS[0], SOLUTIONS[0]):
+        source = _first_code_cell(_read(path)).source
+        assert re.search(rf'^REPOSITORY = "{re.escape(url)}"$', source, re.M), (_rel(path), url)
+        assert re.search(rf'VERSION = "{re.escape(version)}"', source), (_rel(path), version)
+        assert 'git+{REPOSITORY}@v{VERSION}"' in source, _rel(path)
+        assert f"@{branch}" not in source, _rel(path)
 
 
 def test_contributing_shows_the_canonical_setup_cell():

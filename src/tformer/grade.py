@@ -189,13 +189,20 @@ def _sort_key(exercise_id: str) -> tuple:
 
 
 def registered_checkers(chapter: str | None) -> dict[str, Callable]:
-    """``{exercise id: checker}`` of ``tformer.checks.chNN`` ({} when there is no such module)."""
+    """``{exercise id: checker}`` of ``tformer.checks.chNN`` ({} when there is no such module).
+
+    A module that exists but fails to import raises (``ImportError`` or whatever it raised): a
+    broken chapter must be reported, not look like a chapter without exercises.
+    """
     if not chapter:
         return {}
+    name = f"tformer.checks.ch{chapter}"
     try:
-        module = importlib.import_module(f"tformer.checks.ch{chapter}")
-    except Exception:  # noqa: BLE001 - a missing or broken module only loses this source
-        return {}
+        module = importlib.import_module(name)
+    except ModuleNotFoundError as error:
+        if error.name == name:  # no checkers for this chapter: the notebook alone says what to grade
+            return {}
+        raise
     found = {}
     for name in dir(module):
         function = getattr(module, name, None)
@@ -430,8 +437,18 @@ def grade(
     lang = normalise(lang) or (notebook_language(nb) if nb is not None else None) or "en"
     problem = translate(problem, lang)
     chapter = _detect_chapter(path, nb)
-    expected = expected_exercises(nb, chapter)
+    broken = ""
+    try:
+        expected = expected_exercises(nb, chapter)
+    except Exception as error:  # noqa: BLE001 - a broken checkers module is reported, never fatal
+        broken = (
+            f"the checkers of chapter {chapter} could not be loaded "
+            f"({type(error).__name__}: {_short(error, 160)})"
+        )
+        expected = expected_exercises(nb, None)
     report = Report(str(path), chapter, graded=False, problem=problem, language=lang)
+    if broken:
+        report.notes.append(translate(broken, lang))
     if nb is not None:
         report.made_for = version.notebook_version(nb)
         warning = version_warning(report.made_for, lang) if report.made_for else ""

@@ -12,6 +12,7 @@ MESSAGES: dict[str, str] = {
     "no such file: {path}": "没有这个文件：{0}",
     "the file is not text (is it really a .ipynb notebook?)": "这个文件不是文本（它真的是 .ipynb 笔记本吗？）",
     "the notebook could not be read — it is not valid notebook JSON ({_short(error, 120)})": "无法读取这个笔记本——它不是有效的笔记本 JSON（{0}）",
+    "the checkers of chapter {chapter} could not be loaded ({type(error).__name__}: {_short(error, 160)})": "第 {0} 章的检查函数无法加载（{1}：{2}）",
     "no exercises found: no `## Exercise NN.k` headings, no check cells and no known chapter (name the file NN_….ipynb)": "没有找到练习：没有 `## Exercise NN.k` 标题，没有检查单元格，也认不出是哪一章（请把文件命名为 NN_….ipynb）",
     "this exercise is not in the notebook (its cells were deleted); copy them back from the original exercise notebook": "笔记本里没有这道练习（它的单元格被删掉了）；请从原始练习笔记本中把它们复制回来",
     "the code still raises NotImplementedError — fill in the stub": "代码仍然抛出 NotImplementedError——请补全占位代码",
