@@ -160,9 +160,10 @@ def to_jshtml(
     keeps matplotlib's full-colour frames).
 
     Accessibility: the frame image's alt text is ``alt`` (what the animation shows; by default
-    the figure's titles as drawn before rendering, i.e. the first frame) followed by "frame i of n", updated with every frame; the slider is
-    labelled ``label`` and announces "frame i of n"; the slider works with the arrow, Home and End
-    keys, and every button is a labelled ``<button>``.
+    the figure's titles as drawn before rendering, i.e. the first frame) followed by "frame i of
+    n", updated with every frame; the slider is labelled ``label`` and announces "frame i of n";
+    the slider works with the arrow, Home and End keys, and every button is a labelled
+    ``<button>``.
     """
     from IPython.display import HTML
 
