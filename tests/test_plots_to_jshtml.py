@@ -40,6 +40,13 @@ def test_without_alt_the_figure_titles_describe_the_player():
     assert _frame_alt(_player()) == "Animation: weights, frame 1 of 2"
 
 
+def test_the_default_description_is_the_first_frame_not_the_last():
+    fig, ax = plt.subplots(figsize=(1, 1), dpi=20)
+    ax.set_title("order 0")  # the frame the notebook draws before the player
+    animation = FuncAnimation(fig, lambda k: ax.set_title(f"order {k}"), frames=3)
+    assert _frame_alt(plots.to_jshtml(animation).data) == "Animation: order 0, frame 1 of 3"
+
+
 def test_the_slider_is_labelled_and_announces_the_frame():
     html = _player(label="Step")
     slider = re.search(r'<input id="_anim_slider[^>]*>', html, re.S).group(0)

@@ -160,15 +160,18 @@ def to_jshtml(
     keeps matplotlib's full-colour frames).
 
     Accessibility: the frame image's alt text is ``alt`` (what the animation shows; by default
-    the figure's titles) followed by "frame i of n", updated with every frame; the slider is
-    labelled ``label`` and announces "frame i of n"; the slider works with the arrow, Home and End
-    keys, and every button is a labelled ``<button>``.
+    the figure's titles as drawn before rendering, i.e. the first frame) followed by "frame i of
+    n", updated with every frame; the slider is labelled ``label`` and announces "frame i of n";
+    the slider works with the arrow, Home and End keys, and every button is a labelled
+    ``<button>``.
     """
     from IPython.display import HTML
 
-    html = animation.to_jshtml(default_mode=default_mode)
     figure = animation._fig  # noqa: SLF001 - matplotlib keeps the figure only privately
+    # described before rendering: afterwards the figure shows the *last* frame, and the text is
+    # announced as "frame 1 of n"
     description = alt if alt is not None else _figure_description(figure)
+    html = animation.to_jshtml(default_mode=default_mode)
     plt.close(figure)
     if colours is not None:
         html = _palette_frames(html, colours)
@@ -176,7 +179,7 @@ def to_jshtml(
 
 
 def _figure_description(figure) -> str:
-    """"Animation: <suptitle>; <axes titles>", from the figure's first frame."""
+    """"Animation: <suptitle>; <axes titles>", from the figure as it is drawn now."""
     titles = []
     if getattr(figure, "_suptitle", None) is not None and figure._suptitle.get_text():  # noqa: SLF001
         titles.append(figure._suptitle.get_text())  # noqa: SLF001
