@@ -56,7 +56,8 @@ def test_each_kind_of_finding_is_named(tmp_path):
     """One page with every kind of failure (one execution of each kind of notebook keeps the
     suite cheap): a name only a removed cell defines, a removed cell that consumes random
     numbers (the page's code prints another number), a removed-input cell that changes a value,
-    and an expected exception that turns into another one."""
+    an expected exception that turns into another one, and a function that reads a removed name
+    but is never called on the page (found by reading the code)."""
     path = _notebook(
         tmp_path,
         ("import random\nrandom.seed(0)\nscale = 1", []),
@@ -67,13 +68,15 @@ def test_each_kind_of_finding_is_named(tmp_path):
         ("scale = 2", ["remove-input"]),
         ("[scale * x for x in range(3)]", []),
         ("if flag:\n    raise ValueError('shape')", ["raises-exception"]),
+        ("def reveal():\n    return secret  # never called on the page", []),
     )
     report = visible_run.run(path, full=True)
     assert not report.ok and report.problem is None
-    assert len(report.errors) == 2, str(report)
+    assert len(report.errors) == 3, str(report)
     assert f"{path}, cell 3" in report.errors[0] and "NameError" in report.errors[0]
     assert "'secret'" in report.errors[0]
     assert "cell 8" in report.errors[1] and "'flag'" in report.errors[1]
+    assert "cell 9" in report.errors[2] and "uses secret, which only removed" in report.errors[2]
     assert len(report.changed) == 2, str(report)
     assert "cell 5" in report.changed[0] and "stdout" in report.changed[0]
     assert "cell 7" in report.changed[1] and "text/plain" in report.changed[1]

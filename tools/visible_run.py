@@ -17,6 +17,9 @@ prints with the book build's full execution of the same notebook:
   result than the page shows (a removed cell consumed random numbers, set a flag, trained a model
   the visible code reuses ...). A cell whose printed result legitimately varies from run to run
   (a wall-clock timing table) carries the tag ``nbval-ignore-output`` and is not compared.
+* **Names**: a visible cell that reads a name only removed cells bind fails even when the
+  stripped run never executes that code (a function defined on the page and called only by a
+  removed cell), found by reading the code (``ast``).
 * **Failures**: any cell error (a ``NameError`` for a name only a removed cell defines), named by
   the notebook, the cell's index in the notebook file and the exception; cells tagged
   ``raises-exception`` must raise the same exception as in the full run.
@@ -33,6 +36,7 @@ Prints one line per notebook (ok/FAILED, seconds) and each finding; exit status 
 from __future__ import annotations
 
 import argparse
+import ast
 import configparser
 import copy
 import re
@@ -86,6 +90,50 @@ def strip(notebook: nbformat.NotebookNode) -> tuple[nbformat.NotebookNode, list[
     for cell in stripped.cells:
         cell.outputs, cell.execution_count = [], None
     return stripped, [-1] + [index for index, _ in kept]
+
+
+def _names(source: str) -> tuple[set[str], set[str]]:
+    """(names a cell binds, names it reads) anywhere in its code, function bodies included;
+    IPython syntax (``%pip``) is translated first. A cell that does not parse gives nothing."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    try:
+        tree = ast.parse(TransformerManager().transform_cell(source))
+    except SyntaxError:
+        return set(), set()
+    bound, read = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            bound.update(node.names)
+    return bound, read
+
+
+def removed_names(notebook: nbformat.NotebookNode) -> list[tuple[int, list[str]]]:
+    """(cell index, names) for each visible code cell that reads a name only removed cells
+    bind: a function the page defines may use such a name without the stripped run calling it
+    (chapter 9's ``cross_map`` read ``example``, which a removed cell made)."""
+    visible, removed = set(), set()
+    cells = [(i, c) for i, c in enumerate(notebook.cells) if c.cell_type == "code"]
+    for _, cell in cells:
+        bound, _ = _names(cell.source)
+        (removed if STRIPPED_TAGS & tags(cell) else visible).update(bound)
+    only_removed = removed - visible
+    found = []
+    for index, cell in cells:
+        if STRIPPED_TAGS & tags(cell):
+            continue
+        used = sorted(_names(cell.source)[1] & only_removed)
+        if used:
+            found.append((index, used))
+    return found
 
 
 def load_sanitizers(path: Path = SANITIZE) -> list[tuple[re.Pattern, str]]:
@@ -241,6 +289,14 @@ def run(path: Path, cache: Path = CACHE, full: bool = False) -> Report:
         report.problem = str(error)
     report.seconds = time.perf_counter() - start
     compare(stripped, origin, reference, report, load_sanitizers())
+    for index, names in removed_names(notebook):
+        where = f"{path}, cell {index} "
+        if any(error.startswith(where) for error in report.errors):
+            continue  # the run already failed there
+        report.errors.append(
+            f"{where}(`{_first_line(notebook.cells[index].source)}`) uses {', '.join(names)}, "
+            f"which only removed cells define"
+        )
     return report
 
 
