@@ -4,13 +4,17 @@ Each chapter is executed once more with its removed cells stripped and ``glue`` 
 (``tools/visible_run.py``), and every visible cell's printed result is compared with the book
 build's execution of the same notebook, read from the build's jupyter-cache: any cell error (a
 ``NameError`` for a name only a removed cell defines) or changed printed result fails, naming the
-notebook and the cell. The chapters run after the book build (the ``built_book`` fixture), one at
-a time; the first tests below check the checker itself on small notebooks.
+notebook and the cell. The chapters run after the book build (the ``built_book`` fixture), two at
+a time by default (``VISIBLE_RUN_JOBS``), since most chapters use one thread; the first tests below
+check the checker itself on small notebooks.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import sys
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -109,10 +113,23 @@ def test_no_cached_execution_is_a_failure_not_a_pass(tmp_path):
 # --- every chapter ------------------------------------------------------------------------------
 
 
+JOBS = int(os.environ.get("VISIBLE_RUN_JOBS", "2"))  # chapters executed at once
+
+
+@pytest.fixture(scope="module")
+def stripped_runs(built_book: BookBuild) -> dict[Path, visible_run.Report]:
+    """Every chapter's stripped run, ``JOBS`` at a time (each in its own process and kernel),
+    compared with the book build's execution in its jupyter-cache. The cache holds every
+    notebook the build executed, even when a warning failed the build."""
+    cache = ROOT / "_build" / ".jupyter_cache"
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=JOBS, mp_context=context) as pool:
+        futures = {path: pool.submit(visible_run.run, path, cache) for path in CHAPTERS}
+        return {path: future.result() for path, future in futures.items()}
+
+
 @pytest.mark.book
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
-def test_the_page_code_runs_alone_and_prints_what_the_page_shows(path: Path,
-                                                                 built_book: BookBuild):
-    # the build's cache holds every notebook it executed, even when a warning failed the build
-    report = visible_run.run(path, cache=ROOT / "_build" / ".jupyter_cache")
+def test_the_page_code_runs_alone_and_prints_what_the_page_shows(path: Path, stripped_runs):
+    report = stripped_runs[path]
     assert report.ok, str(report)
