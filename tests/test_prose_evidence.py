@@ -27,6 +27,7 @@ TYPED = [
     "Under each kernel the one-head model failed in {glue:text}`n:d` of 10 seeds.",
     "in 10/10 runs",
     "(runs of the bench: 4 of 7 rows, every time)",
+    "Over seeds it is lower in {glue:text}`a:d` of 10 at six layers.",
 ]
 
 GLUED_OR_LEGITIMATE = [
@@ -45,6 +46,7 @@ GLUED_OR_LEGITIMATE = [
     "A window of 16 keeps 50 % of the scores at T = 32.",
     "The model runs 12 layers in 3.1 ms.",
     "One seed is not a fact; this run's seed gives {glue:text}`acc:.2f`.",
+    "At {glue:text}`share:.0%` of 63 positions the token has occurred before.",
 ]
 
 

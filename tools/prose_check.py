@@ -58,7 +58,10 @@ RATE_PATTERNS = [
 ]
 # a percentage or a count in a sentence about seeds or runs: "the success rate over seeds is 80 %"
 SENTENCE_KEYWORD = re.compile(r"\b(?:seeds?|restarts?|CPU\s+kernels?|success\s+rate)\b", re.I)
-SENTENCE_NUMBER = re.compile(r"\b\d+(?:\.\d+)?\s?(?:%|percent)|\b\d+\s*/\s*\d+\b", re.I)
+# ... or a glued count over a typed total: "{glue:text}`k` of 10 at six layers"
+SENTENCE_NUMBER = re.compile(
+    r"\b\d+(?:\.\d+)?\s?(?:%|percent)|\b\d+\s*/\s*\d+\b|"
+    rf"\bGLUED\s+(?:out\s+)?of\s+(?:the\s+)?(?:\d[\d,]*|{NUMBER_WORDS})\b", re.I)
 # not a result: a claim's threshold ("accuracy above 85 %"), timing repeats ("best of five
 # runs"), and "the two runs" compared with each other
 NOT_A_RESULT = re.compile(
@@ -78,6 +81,7 @@ PATH_PATTERN = re.compile(r"(?<![\w.\-/])(?:bench|tests|src|tools)/[\w.*\-/]*")
 
 # blanked before checking: roles (glue, cite, ref, ...), inline code, math, link targets, HTML
 _BLANKS = [
+    (re.compile(r"\{glue(?::\w+)?\}`[^`]*`"), " GLUED "),  # a glued value
     re.compile(r"\{[\w:\-]+\}`[^`]*`"),  # {glue:text}`name:fmt`, {cite:p}`x`, {numref}`y`
     re.compile(r"`[^`\n]*`"),  # inline code
     re.compile(r"\$\$.*?\$\$", re.S),
@@ -91,9 +95,11 @@ _FENCE = re.compile(r"^(\s*)(`{3,}|:{3,})\s*(\{[\w:\-]+\})?\s*(.*)$")
 
 
 def blank(text: str) -> str:
-    """``text`` with roles, code, math, link targets and HTML replaced by a neutral word."""
+    """``text`` with glue roles replaced by ``GLUED``; other roles, code, math, link targets
+    and HTML by a neutral word."""
     for pattern in _BLANKS:
-        text = pattern.sub(" X ", text)
+        pattern, replacement = pattern if isinstance(pattern, tuple) else (pattern, " X ")
+        text = pattern.sub(replacement, text)
     return text
 
 
@@ -158,7 +164,8 @@ def typed_rates(markdown: str) -> list[str]:
                     found.setdefault((offset + match.start(), offset + match.end()), match.group(0))
     spans = sorted(found)
     merged = [s for s in spans if not any(o != s and o[0] <= s[0] and s[1] <= o[1] for o in spans)]
-    return [f"{' '.join(found[s].split())!r} in: {_sentence(text, *s)}" for s in merged]
+    findings = [f"{' '.join(found[s].split())!r} in: {_sentence(text, *s)}" for s in merged]
+    return [finding.replace("GLUED", "{glue}") for finding in findings]
 
 
 def internal_references(markdown: str) -> list[str]:
