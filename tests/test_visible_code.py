@@ -51,9 +51,10 @@ def test_stripping_keeps_folded_cells_and_drops_removed_ones():
         nbformat.v4.new_code_cell("d = 4", metadata={"tags": ["remove-output", "hide-cell"]}),
     ]
     stripped, origin = visible_run.strip(notebook)
-    assert [cell.source for cell in stripped.cells[1:]] == ["a = 1", "d = 4"]
-    assert origin == [-1, 1, 4]
+    assert [cell.source for cell in stripped.cells[1:-1]] == ["a = 1", "d = 4"]
+    assert origin == [-1, 1, 4, -1]
     assert visible_run.PRELUDE_MARK in stripped.cells[0].metadata["tags"]
+    assert visible_run.EPILOGUE_MARK in stripped.cells[-1].metadata["tags"]
 
 
 def test_each_kind_of_finding_is_named(tmp_path):
@@ -102,6 +103,7 @@ def test_a_page_that_stands_alone_passes_with_glue_stubbed(tmp_path):
     )
     report = visible_run.run(path, full=True)
     assert report.ok, str(report)
+    assert report.kernel_cpu is not None and report.kernel_cpu > 0
 
 
 def test_no_cached_execution_is_a_failure_not_a_pass(tmp_path):

@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import ast
 import configparser
+import contextlib
 import copy
 import re
 import sys
@@ -57,6 +58,13 @@ STRIPPED_TAGS = frozenset({"remove-cell", "remove-input"})
 IGNORE_OUTPUT_TAG = "nbval-ignore-output"
 RAISES_TAG = "raises-exception"
 PRELUDE_MARK = "visible-run-prelude"
+EPILOGUE_MARK = "visible-run-epilogue"
+# Runs last: the kernel's own CPU seconds (what the stripped run costs; bench, not test)
+EPILOGUE = """\
+import resource as _resource
+_usage = _resource.getrusage(_resource.RUSAGE_SELF)
+print(f"{_usage.ru_utime + _usage.ru_stime:.3f}")
+"""
 # Runs first in the stripped notebook: MyST-NB's glue becomes a no-op (tformer.notebook.glue
 # imports it from myst_nb at each call; a chapter importing it directly gets the stub too).
 PRELUDE = """\
@@ -77,8 +85,8 @@ def tags(cell: dict) -> set[str]:
 
 
 def strip(notebook: nbformat.NotebookNode) -> tuple[nbformat.NotebookNode, list[int]]:
-    """The page's code as a notebook (prelude first) and, per cell, its index in ``notebook``
-    (-1 for the prelude)."""
+    """The page's code as a notebook (prelude first, epilogue last) and, per cell, its index in
+    ``notebook`` (-1 for the prelude and the epilogue)."""
     stripped = copy.deepcopy(notebook)
     kept = [
         (index, cell)
@@ -86,10 +94,11 @@ def strip(notebook: nbformat.NotebookNode) -> tuple[nbformat.NotebookNode, list[
         if cell.cell_type == "code" and not STRIPPED_TAGS & tags(cell)
     ]
     prelude = nbformat.v4.new_code_cell(PRELUDE, metadata={"tags": [PRELUDE_MARK]})
-    stripped.cells = [prelude] + [cell for _, cell in kept]
+    epilogue = nbformat.v4.new_code_cell(EPILOGUE, metadata={"tags": [EPILOGUE_MARK]})
+    stripped.cells = [prelude] + [cell for _, cell in kept] + [epilogue]
     for cell in stripped.cells:
         cell.outputs, cell.execution_count = [], None
-    return stripped, [-1] + [index for index, _ in kept]
+    return stripped, [-1] + [index for index, _ in kept] + [-1]
 
 
 def _names(source: str) -> tuple[set[str], set[str]]:
@@ -213,6 +222,7 @@ class Report:
 
     path: Path
     seconds: float = 0.0
+    kernel_cpu: float | None = None  # CPU seconds the stripped run's kernel used
     errors: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
     problem: str | None = None  # the run could not be compared at all
@@ -222,7 +232,8 @@ class Report:
         return not (self.errors or self.changed or self.problem)
 
     def __str__(self) -> str:
-        head = f"{'ok    ' if self.ok else 'FAILED'} {self.path}  stripped run {self.seconds:.1f}s"
+        cpu = "" if self.kernel_cpu is None else f", kernel CPU {self.kernel_cpu:.1f}s"
+        head = f"{'ok    ' if self.ok else 'FAILED'} {self.path}  stripped run {self.seconds:.1f}s{cpu}"
         lines = [head]
         if self.problem:
             lines.append(f"  {self.problem}")
@@ -288,6 +299,8 @@ def run(path: Path, cache: Path = CACHE, full: bool = False) -> Report:
     except CellTimeoutError as error:
         report.problem = str(error)
     report.seconds = time.perf_counter() - start
+    with contextlib.suppress(ValueError, IndexError, KeyError):
+        report.kernel_cpu = float(printed(stripped.cells[-1], [])["stdout"])
     compare(stripped, origin, reference, report, load_sanitizers())
     for index, names in removed_names(notebook):
         where = f"{path}, cell {index} "
