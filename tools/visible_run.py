@@ -12,7 +12,8 @@ prints with the book build's full execution of the same notebook:
   stripped run shows what a reader without MyST-NB sees minus the glued values.
 * **Compared**, cell by cell: the stdout text and the ``text/plain`` of every result and display
   (glue's own outputs excluded), after the nbval sanitiser's normalisations
-  (``tests/nbval_sanitize.cfg``: memory addresses, devices, timings). Both runs use the same
+  (``tests/nbval_sanitize.cfg``: memory addresses, devices, timings) and with every wall-clock
+  duration ("in 11.0 s", "1.04 ms") replaced by a placeholder. Both runs use the same
   machine and torch, so anything else that differs is a finding: the page's code prints another
   result than the page shows (a removed cell consumed random numbers, set a flag, trained a model
   the visible code reuses ...). A cell whose printed result legitimately varies from run to run
@@ -145,11 +146,18 @@ def removed_names(notebook: nbformat.NotebookNode) -> list[tuple[int, list[str]]
     return found
 
 
+# A wall-clock duration anywhere in a printed line ("400 steps in 11.0 s", "one pass 1.04 ms"):
+# the rest of the line is still compared. Tables of timings without units on each number
+# (or speed-up factors) need the nbval-ignore-output tag on their cell instead.
+DURATION = (re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?(?:ns|µs|us|ms|s|min)\b"), "DURATION")
+
+
 def load_sanitizers(path: Path = SANITIZE) -> list[tuple[re.Pattern, str]]:
-    """The nbval sanitiser's (regex, replacement) pairs, in file order."""
+    """The nbval sanitiser's (regex, replacement) pairs, in file order, then ``DURATION``."""
     parser = configparser.ConfigParser(interpolation=None)
     parser.read(path, encoding="utf-8")
-    return [(re.compile(parser[s]["regex"]), parser[s]["replace"]) for s in parser.sections()]
+    pairs = [(re.compile(parser[s]["regex"]), parser[s]["replace"]) for s in parser.sections()]
+    return [*pairs, DURATION]
 
 
 def sanitize(text: str, sanitizers: list[tuple[re.Pattern, str]]) -> str:
