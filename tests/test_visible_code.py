@@ -98,6 +98,7 @@ def test_a_page_that_stands_alone_passes_with_glue_stubbed(tmp_path):
         ("glue('checked', value == 42, display=False)\nassert value == 42", ["remove-cell"]),
         ("print(f'{time.perf_counter()} s per call')", []),
         ("print(f'400 steps in {time.perf_counter():.1f} s; loss 0.465')", []),
+        ("print(f'T = 1024: {1e3 * time.perf_counter() % 90:8.2f} ms, peak 8.25 MiB')", []),
         ("print(object())", []),
         ("print(time.perf_counter_ns())", ["nbval-ignore-output"]),
         ("raise ValueError('as the page says')", ["raises-exception"]),

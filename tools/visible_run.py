@@ -149,7 +149,8 @@ def removed_names(notebook: nbformat.NotebookNode) -> list[tuple[int, list[str]]
 # A wall-clock duration anywhere in a printed line ("400 steps in 11.0 s", "one pass 1.04 ms"):
 # the rest of the line is still compared. Tables of timings without units on each number
 # (or speed-up factors) need the nbval-ignore-output tag on their cell instead.
-DURATION = (re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?(?:ns|µs|us|ms|s|min)\b"), "DURATION")
+# The padding before it goes too: a fixed-width "{t:8.2f} ms" pads "46.09" and "5.74" differently.
+DURATION = (re.compile(r"(?<![\w.])[ \t]*\d+(?:\.\d+)?\s?(?:ns|µs|us|ms|s|min)\b"), " DURATION")
 
 
 def load_sanitizers(path: Path = SANITIZE) -> list[tuple[re.Pattern, str]]:
