@@ -70,3 +70,24 @@ def test_rate_counts_the_worst_kernel(monkeypatch):
 def test_unknown_result_names_the_known_ones():
     with pytest.raises(FileNotFoundError, match="no committed seed-rate result 'no-such-bench'"):
         seed_rates.load("no-such-bench")
+
+
+def test_every_seed_bench_has_its_committed_result():
+    """Each bench script that counts seeds (``kernels.main("<name>", ...)``) has its committed
+    result, and each committed result comes from such a script: no rate the book could glue
+    is missing from the staleness check above, and none is orphaned."""
+    import re
+
+    scripts = {}
+    for script in sorted((ROOT / "bench").glob("*.py")):
+        if script.name == "kernels.py":  # the runner itself (its docstring shows a call)
+            continue
+        for name in re.findall(r'kernels\.main\(\s*"([\w-]+)"', script.read_text(encoding="utf-8")):
+            scripts[name] = f"bench/{script.name}"
+    assert scripts, "no bench script calls kernels.main"
+    committed = {path.stem: json.loads(path.read_text(encoding="utf-8"))["script"] for path in RESULTS}
+    missing = sorted(set(scripts) - set(committed))
+    assert not missing, f"bench results never committed: {[(n, scripts[n]) for n in missing]}"
+    orphaned = sorted(set(committed) - set(scripts))
+    assert not orphaned, f"committed results no bench script writes: {orphaned}"
+    assert committed == scripts
