@@ -90,6 +90,12 @@ def ex3(answer) -> None:
     if step == 4 * warmup:
         raise Wrong("after the peak the rate falls as 1/√s, not 1/s: at 4w it has only halved; "
                     "a quarter needs 16× the warm-up step")
+    if step == warmup // 4:
+        raise Wrong("that step is on the rising side: the warm-up passes a quarter of the peak at "
+                    "s = w/4; the question asks for the step s > w where the decay reaches it")
+    if step in (warmup, warmup + 1):
+        raise Wrong("that is the peak itself (or the step right after it); the rate is a quarter "
+                    "of the peak much later, where (d·s)^(-1/2) = (d·w)^(-1/2) / 4")
     expect_number(step, 16 * warmup, name="the step where the rate is a quarter")
 
 
@@ -315,6 +321,10 @@ MISTAKES: dict[str, list[Mistake]] = {
         Mistake("the original model's numbers",
                 lambda: {"peak": (512 * 4000) ** -0.5, "quarter_step": 32000},
                 "original model"),
+        Mistake("the warm-up side's quarter",
+                lambda: {"peak": (256 * 2000) ** -0.5, "quarter_step": 500}, "rising side"),
+        Mistake("the step right after the peak",
+                lambda: {"peak": (256 * 2000) ** -0.5, "quarter_step": 2001}, "peak itself"),
     ],
     "10.4": [
         Mistake("temperature not applied", lambda: _top_k_no_temperature,

@@ -29,6 +29,8 @@ MESSAGES: dict[str, str] = {
     'the schedule is multiplied by d^(-1/2): the peak is (d·w)^(-1/2)': '学习率调度要乘以 d^(-1/2)：峰值是 (d·w)^(-1/2)',
     'that is the peak of the original model (d = 512, w = 4,000); use d = 256, w = 2,000': '这是原始模型（d = 512，w = 4,000）的峰值；请用 d = 256，w = 2,000',
     'after the peak the rate falls as 1/√s, not 1/s: at 4w it has only halved; a quarter needs 16× the warm-up step': '过了峰值之后学习率按 1/√s 下降，而不是 1/s：到 4w 时只降到一半；降到四分之一需要预热步数的 16 倍',
+    'that step is on the rising side: the warm-up passes a quarter of the peak at s = w/4; the question asks for the step s > w where the decay reaches it': '这一步在上升段：预热阶段在 s = w/4 处经过峰值的四分之一；题目问的是衰减段（s > w）达到四分之一的那一步',
+    'that is the peak itself (or the step right after it); the rate is a quarter of the peak much later, where (d·s)^(-1/2) = (d·w)^(-1/2) / 4': '这是峰值本身（或紧接峰值的那一步）；学习率要晚得多才降到峰值的四分之一，即 (d·s)^(-1/2) = (d·w)^(-1/2) / 4 处',
     'half the right size: the cache holds keys *and* values, and each float16 number takes 2 bytes — give bytes': '只有正确大小的一半：缓存里存的是键*和*值，而且每个 float16 数占 2 个字节——请以字节给出',
     'float16 takes 2 bytes per number, not 4': 'float16 每个数占 2 个字节，不是 4 个',
     'that is one sequence; the batch has 4': '这只是一个序列；这个批量有 4 个序列',
