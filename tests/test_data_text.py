@@ -77,3 +77,86 @@ def test_python_docs_rebuild_from_the_interpreter_they_were_frozen_from():
         assert rebuilt == load_python_docs()
     else:  # another Python ships another text: the reason the corpus is frozen
         assert rebuilt != load_python_docs() and len(rebuilt) > 400_000
+
+
+# Baselines and word counts of chapter 10's character model.
+def _ngram_loss_by_loops(train, valid, n_vocab, order, alpha):
+    """An independent reference: plain dictionaries and math.log."""
+    import math
+    from collections import Counter
+
+    train, valid = train.tolist(), valid.tolist()
+    if order == 1:
+        counts = Counter(train)
+        total = len(train) + alpha * n_vocab
+        return sum(-math.log((counts[t] + alpha) / total) for t in valid) / len(valid)
+    pairs, rows = Counter(zip(train, train[1:])), Counter(train[:-1])
+    losses = [
+        -math.log((pairs[(a, b)] + alpha) / (rows[a] + alpha * n_vocab))
+        for a, b in zip(valid, valid[1:])
+    ]
+    return sum(losses) / len(losses)
+
+
+def test_ngram_loss_by_hand():
+    import math
+
+    from tformer.data.text import ngram_loss
+
+    train, valid = torch.tensor([0, 1, 0, 1]), torch.tensor([0, 1])
+    assert math.isclose(ngram_loss(train, valid, 2, 1), math.log(2))
+    # after a 0 the training text shows a 1 twice and a 0 never: p(1 | 0) = 2.1 / 2.2
+    assert math.isclose(ngram_loss(train, valid, 2, 2), -math.log(2.1 / 2.2))
+
+
+@pytest.mark.parametrize("order", [1, 2])
+@pytest.mark.parametrize("alpha", [0.1, 1.0])
+def test_ngram_loss_matches_counting_loops(order, alpha):
+    from tformer.data.text import ngram_loss
+
+    generator = torch.Generator().manual_seed(order)
+    train = torch.randint(7, (500,), generator=generator) % 5  # uneven frequencies, ids 5-6 unseen
+    valid = torch.randint(7, (200,), generator=generator)
+    expected = _ngram_loss_by_loops(train, valid, 7, order, alpha)
+    assert abs(ngram_loss(train, valid, 7, order, alpha=alpha) - expected) < 1e-12
+
+
+def test_bigram_beats_unigram_on_the_python_docs():
+    from tformer.data.text import load_python_docs, ngram_loss
+
+    text = load_python_docs()
+    tokenizer = CharTokenizer.from_text(text)
+    data = tokenizer.encode(text)
+    split = int(0.9 * len(data))
+    unigram = ngram_loss(data[:split], data[split:], tokenizer.n_vocab, 1)
+    bigram = ngram_loss(data[:split], data[split:], tokenizer.n_vocab, 2)
+    assert bigram < unigram - 0.5 < unigram < torch.log(torch.tensor(tokenizer.n_vocab)).item()
+
+
+def test_ngram_loss_errors_name_the_problem():
+    from tformer.data.text import ngram_loss
+
+    data = torch.tensor([0, 1, 0])
+    with pytest.raises(ValueError, match="order must be 1"):
+        ngram_loss(data, data, 2, 3)
+    with pytest.raises(ValueError, match="alpha must be positive"):
+        ngram_loss(data, data, 2, 1, alpha=0.0)
+    with pytest.raises(ValueError, match="valid must be a 1-D tensor"):
+        ngram_loss(data, data[None], 2, 1)
+
+
+def test_words_of_drops_single_letters_and_a_cut_last_word():
+    from tformer.data.text import words_of
+
+    assert words_of("the x of a dict, ke") == ["the", "of", "dict"]
+    assert words_of("the x of a dict, key.") == ["the", "of", "dict", "key"]
+    assert words_of("x = 1") == []
+    assert words_of("a b c", min_letters=1) == ["a", "b"]
+
+
+def test_word_share_counts_over_all_samples():
+    from tformer.data.text import word_share
+
+    vocabulary = {"the", "value", "of"}
+    assert word_share(["the valu of x ", "value zzq."], vocabulary) == (3, 5)
+    assert word_share([], vocabulary) == (0, 0)

@@ -90,6 +90,12 @@ def ex3(answer) -> None:
     if step == 4 * warmup:
         raise Wrong("after the peak the rate falls as 1/√s, not 1/s: at 4w it has only halved; "
                     "a quarter needs 16× the warm-up step")
+    if step == warmup // 4:
+        raise Wrong("that step is on the rising side: the warm-up passes a quarter of the peak at "
+                    "s = w/4; the question asks for the step s > w where the decay reaches it")
+    if step in (warmup, warmup + 1):
+        raise Wrong("that is the peak itself (or the step right after it); the rate is a quarter "
+                    "of the peak much later, where (d·s)^(-1/2) = (d·w)^(-1/2) / 4")
     expect_number(step, 16 * warmup, name="the step where the rate is a quarter")
 
 
@@ -289,6 +295,69 @@ def _top_k_no_temperature(logits, k, temperature):
     return torch.softmax(scaled, -1)
 
 
+TEMPERATURE_LOGITS = (3.0, 2.0, 0.5, 0.0, -1.0, -2.0)
+
+
+def _top_probability(temperature: float) -> float:
+    logits = torch.tensor(TEMPERATURE_LOGITS, dtype=torch.float64)
+    return torch.softmax(logits / temperature, -1)[0].item()
+
+
+def _entropy(temperature: float) -> float:
+    logits = torch.tensor(TEMPERATURE_LOGITS, dtype=torch.float64)
+    log_p = torch.log_softmax(logits / temperature, -1)
+    return -(log_p.exp() * log_p).sum().item()
+
+
+def _half_temperature() -> float:
+    low, high = 1e-3, 1e3  # the top probability falls steadily as τ grows
+    for _ in range(200):
+        middle = math.sqrt(low * high)
+        low, high = (middle, high) if _top_probability(middle) > 0.5 else (low, middle)
+    return math.sqrt(low * high)
+
+
+@exercise("10.8", "Predict, then run: the temperature of a coin flip")
+def ex8(answer) -> None:
+    """``answer``: dict ``{"tau": float, "entropy": float}`` for the logits
+    :data:`TEMPERATURE_LOGITS`: the τ at which the top token's probability is 1/2, and the
+    entropy (nats) of softmax(z / τ) there."""
+    if not isinstance(answer, Mapping) or not {"tau", "entropy"} <= set(answer):
+        raise Wrong('answer should be a dict {"tau": ..., "entropy": ...}')
+    tau = _half_temperature()
+    given = as_number(answer["tau"], "the temperature τ")
+    if given <= 0:
+        raise Wrong(f"the temperature must be positive, got τ = {given:g}")
+    if math.isclose(given, 1 / tau, rel_tol=2e-3):
+        raise Wrong("that τ multiplies the logits; temperature divides them: softmax(z / τ) "
+                    "(at τ = 1 the top token already has more than 1/2, so τ must exceed 1)")
+    if math.isclose(given, 1.0, abs_tol=1e-9):
+        raise Wrong("at τ = 1 the top token's probability is "
+                    f"{_top_probability(1.0):.3f}, not 1/2: raise τ until it falls to 1/2")
+    top = _top_probability(given)
+    if not math.isclose(given, tau, rel_tol=1e-3):
+        if top > 0.5:
+            raise Wrong(f"at τ = {given:g} the top token's probability is {top:.4f}, still above "
+                        "1/2: it falls steadily as τ grows, so the answer is a larger τ — bisect "
+                        "until four significant digits stop changing")
+        raise Wrong(f"at τ = {given:g} the top token's probability is {top:.4f}, already below "
+                    "1/2: it falls steadily as τ grows, so the answer is a smaller τ — bisect "
+                    "until four significant digits stop changing")
+    entropy = _entropy(tau)
+    value = as_number(answer["entropy"], "the entropy")
+    if math.isclose(value, entropy / math.log(2), rel_tol=2e-3):
+        raise Wrong("that entropy is in bits (log base 2); the question asks for nats: use the "
+                    "natural log, −Σ p ln p")
+    if math.isclose(value, _entropy(1.0), rel_tol=2e-3):
+        raise Wrong("that is the entropy at τ = 1; compute it at your τ, where the distribution "
+                    "is flatter")
+    if math.isclose(value, -math.log(0.5), rel_tol=2e-3):
+        raise Wrong("−ln(1/2) counts only the top token's term; the entropy sums −p ln p over all "
+                    "six tokens")
+    expect_number(value, entropy, name="the entropy (nats)", rel_tol=2e-3,
+                  rounding_tol=0.01)
+
+
 def _top_k_softmax_all(logits, k, temperature):
     return torch.softmax(logits / temperature, -1)
 
@@ -315,6 +384,26 @@ MISTAKES: dict[str, list[Mistake]] = {
         Mistake("the original model's numbers",
                 lambda: {"peak": (512 * 4000) ** -0.5, "quarter_step": 32000},
                 "original model"),
+        Mistake("the warm-up side's quarter",
+                lambda: {"peak": (256 * 2000) ** -0.5, "quarter_step": 500}, "rising side"),
+        Mistake("the step right after the peak",
+                lambda: {"peak": (256 * 2000) ** -0.5, "quarter_step": 2001}, "peak itself"),
+    ],
+    "10.8": [
+        Mistake("τ multiplies the logits", lambda: {"tau": 1 / _half_temperature(),
+                                                     "entropy": _entropy(_half_temperature())},
+                "temperature divides"),
+        Mistake("entropy in bits", lambda: {"tau": _half_temperature(),
+                                            "entropy": _entropy(_half_temperature()) / math.log(2)},
+                "bits"),
+        Mistake("entropy at τ = 1", lambda: {"tau": _half_temperature(), "entropy": _entropy(1.0)},
+                "entropy at τ = 1"),
+        Mistake("stopped at τ = 1", lambda: {"tau": 1.0, "entropy": _entropy(1.0)}, "at τ = 1"),
+        Mistake("bisection not converged", lambda: {"tau": 1.5, "entropy": _entropy(1.5)},
+                "above 1/2"),
+        Mistake("only the top token's term", lambda: {"tau": _half_temperature(),
+                                                      "entropy": math.log(2)},
+                "sums −p ln p"),
     ],
     "10.4": [
         Mistake("temperature not applied", lambda: _top_k_no_temperature,

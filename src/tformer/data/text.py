@@ -1,28 +1,33 @@
-"""Two shipped text corpora and a character tokenizer.
+"""Two shipped text corpora, a character tokenizer and the baselines of a character model.
 
-The corpus, ``tiny_tales.txt`` (about 75 KB), is **generated**, not transcribed: a seeded random
+The first corpus, ``tiny_tales.txt`` (about 75 KB), is **generated**, not transcribed: a seeded random
 walk through the small grammar below writes short sentences about a village, its animals and its
 weather. It was written for this book and is dedicated to the public domain (CC0), so the book
 ships it without any licence question and without a download. ``python -m tformer.data.text``
 regenerates it byte for byte (a test checks that the shipped file matches the generator).
 
-Why not a classic novel? A character-level model that trains in well under a minute on a laptop
-CPU only gets a few hundred steps; text with a small vocabulary and a regular structure lets it
-show real progress (words, then phrases, then sentence shapes) inside that budget.
+Its small vocabulary and regular structure make it a quick toy corpus for tokenizer and
+training demonstrations; the book's real English text is the second corpus below.
 
 * :func:`load_python_docs` — a second, **real** English corpus: the 79 help topics of the Python
   Language Reference that CPython's standard library ships as ``pydoc_data.topics`` (what
   ``help("assert")`` prints), 465,048 characters, frozen from Python 3.11.7 so that every reader's
   Python (3.10–3.13 ship different versions) sees the same text. PSF License (see README.md).
   :func:`python_docs_from_pydoc` rebuilds it from the running interpreter.
+  Chapter 10's character model trains on it.
 * :func:`load_text` — the generated corpus as one string.
 * :class:`CharTokenizer` — characters to integer ids and back.
 * :func:`make_batch` — a random batch of ``(inputs, targets)`` windows, targets shifted by one.
+* :func:`ngram_loss` — the held-out cross-entropy of a count-based unigram or bigram model, the
+  baselines a trained character model must beat.
+* :func:`words_of` and :func:`word_share` — the words of a generated sample, and how many of them
+  are words of a corpus.
 """
 
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -157,6 +162,55 @@ def make_batch(
     starts = torch.randint(len(data) - block_size, (batch_size,), generator=generator)
     windows = torch.stack([data[start : start + block_size + 1] for start in starts.tolist()])
     return windows[:, :-1], windows[:, 1:]
+
+
+def ngram_loss(
+    train: torch.Tensor, valid: torch.Tensor, n_vocab: int, order: int, *, alpha: float = 0.1
+) -> float:
+    """Mean cross-entropy in nats per token on ``valid`` of an add-``alpha`` n-gram model.
+
+    ``train`` and ``valid`` are 1-D long tensors of token ids in ``[0, n_vocab)``. ``order=1``
+    predicts every token from the training frequencies alone (the unigram model); ``order=2``
+    from the training frequencies of what follows the previous token (the bigram model).
+    ``alpha`` is added to every count, so a pair never seen in training keeps a small probability.
+    """
+    if order not in (1, 2):
+        raise ValueError(f"order must be 1 (unigram) or 2 (bigram), got {order}")
+    if alpha <= 0:
+        raise ValueError(f"alpha must be positive (an unseen token would cost ∞), got {alpha}")
+    for name, ids in (("train", train), ("valid", valid)):
+        if ids.ndim != 1 or len(ids) < 2:
+            raise ValueError(f"{name} must be a 1-D tensor of at least 2 ids, got {tuple(ids.shape)}")
+    if order == 1:
+        counts = torch.bincount(train, minlength=n_vocab).double() + alpha
+        return -(counts / counts.sum()).log()[valid].mean().item()
+    pairs = torch.bincount(train[:-1] * n_vocab + train[1:], minlength=n_vocab * n_vocab)
+    counts = pairs.view(n_vocab, n_vocab).double() + alpha  # row: previous token
+    log_probs = (counts / counts.sum(1, keepdim=True)).log()
+    return -log_probs[valid[:-1], valid[1:]].mean().item()
+
+
+WORD = re.compile(r"[A-Za-z]+")
+
+
+def words_of(sample: str, *, min_letters: int = 2) -> list[str]:
+    """The words of a generated sample: runs of at least ``min_letters`` ASCII letters.
+
+    A last word that runs into the end of the sample is dropped (the length limit may have cut
+    it). Single letters are left out by default: almost every letter is a "word" of a corpus of
+    code and prose (``x``, ``a``, ``s``), so they would count as English whatever the model wrote.
+    """
+    found = WORD.findall(sample)
+    if found and sample[-1:].isalpha():
+        found = found[:-1]
+    return [word for word in found if len(word) >= min_letters]
+
+
+def word_share(samples: list[str], vocabulary: set[str]) -> tuple[int, int]:
+    """``(hits, total)``: of the words of all ``samples`` (:func:`words_of`), how many are in
+    ``vocabulary`` (e.g. ``set(WORD.findall(corpus))``)."""
+    found = [word for sample in samples for word in words_of(sample)]
+    return sum(word in vocabulary for word in found), len(found)
 
 
 if __name__ == "__main__":  # regenerate the shipped file
