@@ -106,3 +106,83 @@ document.addEventListener("DOMContentLoaded", function () {
   window.addEventListener("resize", mark);
   window.addEventListener("load", mark);
 });
+
+// The language switch keeps the reader's place: the other edition's page has the same section
+// ids, so the link gets the id of the section being read (the last one whose heading has scrolled
+// past the top of the window) just before it is followed.
+(function () {
+  var sectionInView = function () {
+    var found = "";
+    document.querySelectorAll("article.bd-article section[id]").forEach(function (section) {
+      if (section.getBoundingClientRect().top <= 120) {
+        found = section.id;
+      }
+    });
+    return found;
+  };
+  var keepPlace = function (event) {
+    var link = event.target.closest && event.target.closest("a.book-language-switch");
+    if (!link) {
+      return;
+    }
+    var id = sectionInView();
+    var first = document.querySelector("article.bd-article section[id]");
+    var base = link.href.split("#")[0];
+    link.href = id && !(first && first.id === id && window.scrollY < 50) ? base + "#" + id : base;
+  };
+  ["pointerdown", "click", "focusin", "contextmenu"].forEach(function (type) {
+    document.addEventListener(type, keepPlace, true);
+  });
+})();
+
+// Search: snippets from the text of the page's article (Sphinx takes the whole [role=main],
+// whose first text is the page's list of sections), and a pointer to the other edition when a
+// query in its script finds nothing here (掩码 in the English edition; "whom" in the Chinese).
+document.addEventListener("DOMContentLoaded", function () {
+  var results = document.getElementById("search-results");
+  if (!results || typeof Search === "undefined") {
+    return;
+  }
+  Search.htmlToText = function (htmlString, anchor) {
+    var page = new DOMParser().parseFromString(htmlString, "text/html");
+    var article = page.querySelector("article.bd-article") || page.querySelector('[role="main"]');
+    if (!article) {
+      return "";
+    }
+    article.querySelectorAll(".headerlink, script, style, nav, details.book-setup, " +
+      ".cell_input, .cell_output, mjx-assistive-mml, .book-zoom-label, figure img")
+      .forEach(function (element) { element.remove(); });
+    var part = anchor ? article.querySelector(anchor) : null;
+    return (part || article).textContent.replace(/\s+/g, " ");
+  };
+  var zh = (document.documentElement.lang || "").indexOf("zh") === 0;
+  var query = new URLSearchParams(window.location.search).get("q") || "";
+  var cjk = /[\u3400-\u9fff\uf900-\ufaff]/.test(query);
+  var latin = /[A-Za-z]/.test(query);
+  if (!query || (zh ? cjk || !latin : !cjk)) {
+    return; // a query in this edition's own script: nothing to point to
+  }
+  var pointed = false;
+  var point = function () {
+    var status = Search.status;  // set when the search has finished
+    if (pointed || results.querySelector("ul.search li") || !status ||
+        !status.textContent.trim() || Search._pulse_status !== -1) {
+      return;
+    }
+    pointed = true;
+    var note = document.createElement("p");
+    note.className = "book-other-edition-search";
+    note.lang = zh ? "en" : "zh-CN";
+    var link = document.createElement("a");
+    link.href = (zh ? "../search.html" : "zh/search.html") + "?q=" + encodeURIComponent(query);
+    link.hreflang = note.lang;
+    link.textContent = zh ? "Search the English edition for “" + query + "”"
+      : "在中文版中搜索“" + query + "”";
+    note.appendChild(document.createTextNode(zh ? "Nothing found in the Chinese edition. "
+      : "英文版中没有找到。"));
+    note.appendChild(link);
+    results.appendChild(note);
+  };
+  new MutationObserver(point).observe(results, {childList: true, subtree: true,
+                                                characterData: true});
+});

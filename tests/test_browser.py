@@ -920,3 +920,102 @@ def test_titles_headings_and_contents_are_typeset(edition: str, request):
             if RAW_SCRIPT.search(text):
                 raw.append(f"{edition} {docname}: {kind} {text[:80]!r}")
     assert not raw, f"{len(raw)} raw labels:\n" + "\n".join(sorted(set(raw))[:30])
+
+
+# --- search and the language switch (issue 25) -------------------------------------------------
+
+
+def _search(context, html: Path, query: str):
+    from urllib.parse import quote
+
+    tab = context.new_page()
+    tab.goto((html / "search.html").resolve().as_uri() + f"?q={quote(query)}", wait_until="load")
+    tab.wait_for_function("() => typeof Search !== 'undefined' && Search.status && "
+                          "Search.status.textContent.trim() && Search._pulse_status === -1",
+                          timeout=30_000)
+    return tab
+
+
+def test_search_snippets_come_from_the_matching_text(book_html: Path, browser):
+    """A search result's snippet is the text around the match in the page's article, not the
+    page's list of sections (Sphinx's default reads the whole main region, sidebar included)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    try:
+        tab = _search(context, book_html, "padding")
+        tab.wait_for_selector("#search-results ul.search li p.context", timeout=20_000)
+        tab.wait_for_timeout(500)
+        snippets = tab.eval_on_selector_all(
+            "#search-results ul.search li", "(items) => items.map((li) => [li.querySelector('a')."
+            "href, (li.querySelector('p.context') || {}).textContent || ''])")
+        masks = [text for href, text in snippets if href.split("#")[0].endswith("05_masks.html")]
+        assert masks, snippets[:5]
+        sections = [h.strip().rstrip("#") for h in tab.evaluate(
+            "async () => { const page = new DOMParser().parseFromString(await (await fetch("
+            "'book/05_masks.html')).text(), 'text/html'); return Array.from(page.querySelectorAll("
+            "'article h2')).map((h) => h.textContent.trim()); }")]
+        for text in masks:
+            assert "padding" in text.lower(), text
+            listed = [title for title in sections if title and title in text]
+            assert len(listed) <= 1, f"the snippet is the section list: {text!r}"
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("edition, query, finds", [("en", "掩码", "zh"), ("zh", "whom", "en")])
+def test_search_points_to_the_other_edition(edition: str, query: str, finds: str, book_html: Path,
+                                            zh_html: Path, browser):
+    """A query in the other edition's script that finds nothing here links to the same search in
+    the other edition, which finds it."""
+    html, other = (zh_html, book_html) if edition == "zh" else (book_html, zh_html)
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    try:
+        tab = _search(context, html, query)
+        assert tab.locator("#search-results ul.search li").count() == 0
+        pointer = tab.locator(".book-other-edition-search a")
+        pointer.wait_for(timeout=5_000)
+        assert _local_path(pointer.evaluate("(a) => a.href")) == (other / "search.html").resolve()
+        with tab.expect_navigation(wait_until="load"):
+            pointer.click()
+        tab.wait_for_selector("#search-results ul.search li", timeout=30_000)
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_search_field_does_not_cover_the_query(edition: str, book_html: Path, browser, request):
+    """The magnifier in the search page's field sits left of the first character of the query."""
+    html = _edition_html(edition, request)
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    try:
+        tab = context.new_page()
+        tab.goto((html / "search.html").resolve().as_uri() + "?q=mask", wait_until="load")
+        box = tab.evaluate("""() => {
+            const input = document.querySelector("article input[name=q], .bd-search input[name=q]");
+            const form = input.closest("form");
+            const icon = form.querySelector("svg, i");
+            const style = getComputedStyle(input), r = input.getBoundingClientRect();
+            return {text: r.left + parseFloat(style.paddingLeft) + parseFloat(style.borderLeftWidth),
+                    icon: icon ? icon.getBoundingClientRect().right : null};
+        }""")
+        assert box["icon"] is None or box["icon"] <= box["text"], box
+    finally:
+        context.close()
+
+
+def test_language_switch_keeps_the_section(book_html: Path, zh_html: Path, browser):
+    """Deep in a chapter, the language switch opens the other edition at the section being
+    read (the ids match between editions)."""
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    try:
+        page = context.new_page()
+        page.goto((book_html / "book" / "05_masks.html").resolve().as_uri(), wait_until="load")
+        target = page.evaluate("() => document.querySelectorAll('article section[id]')[4].id")
+        page.evaluate(f"() => document.getElementById({json.dumps(target)}).scrollIntoView()")
+        page.wait_for_timeout(200)
+        with page.expect_navigation(wait_until="load"):
+            page.locator("a.book-language-switch").click()
+        assert _local_path(page.url) == (zh_html / "book" / "05_masks.html").resolve()
+        assert urlsplit(page.url).fragment == target, page.url
+        assert page.evaluate(f"() => !!document.getElementById({json.dumps(target)})")
+    finally:
+        context.close()
