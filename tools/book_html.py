@@ -654,10 +654,25 @@ def one_setup_fold(page: str, chinese: bool) -> str:
     return page[: first.start()] + fold + page[end:]
 
 
-def _defer_search(page: str) -> str:
-    """Sphinx's search tools (and the 130 kB index) need not block the first paint."""
-    return re.sub(r'<script src="([^"]*(?:searchtools\.js|language_data\.js|searchindex\.js))">',
-                  r'<script defer src="\1">', page)
+SEARCH_SCRIPTS = re.compile(
+    r'<script (?:defer )?src="[^"]*(?:searchtools\.js|language_data\.js|searchindex\.js)">'
+    r"</script>\s*")
+# Theme scripts that only wire up the page once it is parsed (each waits for DOMContentLoaded or
+# load itself): deferred, they no longer block the first paint; their order is kept.
+DEFERRABLE = re.compile(r'<script ((?:data-[\w-]+="[^"]*" )*)src="([^"]*/(?:clipboard\.min|'
+                        r'copybutton|togglebutton|design-tabs|sphinx-book-theme)\.js[^"]*)">')
+
+
+def _defer_search(page: str, pagename: str = "search") -> str:
+    """Sphinx's search tools and its index (130 kB of script to parse) only on the search page,
+    where they run deferred; the theme's page scripts deferred on every page."""
+    if pagename == "search":
+        page = re.sub(
+            r'<script src="([^"]*(?:searchtools\.js|language_data\.js|searchindex\.js))">',
+            r'<script defer src="\1">', page)
+    else:
+        page = SEARCH_SCRIPTS.sub("", page)
+    return DEFERRABLE.sub(r'<script defer \1src="\2">', page)
 
 
 # A display equation or output wider than its column scrolls sideways; keyboard readers reach the
@@ -830,7 +845,7 @@ def finish_page(app, pagename: str, context: dict, page: str) -> str:
         page = render_math(page, font_url, pagename)
     page = inline_icons(page)
     page = accessible_markup(page)
-    page = _defer_search(page)
+    page = _defer_search(page, pagename)
     page = one_setup_fold(page, chinese_edition(app))
     page = numbered_solutions(page)
     page = language_switch(page, pagename, chinese_edition(app))
