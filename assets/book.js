@@ -136,8 +136,9 @@ document.addEventListener("DOMContentLoaded", function () {
 })();
 
 // Search: snippets from the text of the page's article (Sphinx takes the whole [role=main],
-// whose first text is the page's list of sections), and a pointer to the other edition when a
-// query in its script finds nothing here (掩码 in the English edition; "whom" in the Chinese).
+// whose first text is the page's list of sections; its summaries are read when each result's
+// page has been fetched, after this handler has replaced the reader), and a pointer to the other edition when a
+// query in its script finds nothing here (掩码 in the English edition; "evenly" in the Chinese).
 document.addEventListener("DOMContentLoaded", function () {
   var results = document.getElementById("search-results");
   if (!results || typeof Search === "undefined") {
@@ -166,7 +167,7 @@ document.addEventListener("DOMContentLoaded", function () {
   var point = function () {
     var status = Search.status;  // set when the search has finished
     if (pointed || results.querySelector("ul.search li") || !status ||
-        !status.textContent.trim() || Search._pulse_status !== -1) {
+        !status.textContent.trim()) {
       return;
     }
     pointed = true;
@@ -183,6 +184,9 @@ document.addEventListener("DOMContentLoaded", function () {
     note.appendChild(link);
     results.appendChild(note);
   };
+  // Sphinx starts the search as soon as its deferred script runs (before this handler): a query
+  // that found nothing has already finished; one still running finishes later.
   new MutationObserver(point).observe(results, {childList: true, subtree: true,
                                                 characterData: true});
+  point();
 });

@@ -925,23 +925,38 @@ def test_titles_headings_and_contents_are_typeset(edition: str, request):
 # --- search and the language switch (issue 25) -------------------------------------------------
 
 
-def _search(context, html: Path, query: str):
+def _search(context, search_page: str, query: str):
     from urllib.parse import quote
 
     tab = context.new_page()
-    tab.goto((html / "search.html").resolve().as_uri() + f"?q={quote(query)}", wait_until="load")
+    tab.goto(f"{search_page}?q={quote(query)}", wait_until="load")
     tab.wait_for_function("() => typeof Search !== 'undefined' && Search.status && "
-                          "Search.status.textContent.trim() && Search._pulse_status === -1",
-                          timeout=30_000)
+                          "Search.status.textContent.trim()", timeout=30_000)
     return tab
 
 
-def test_search_snippets_come_from_the_matching_text(book_html: Path, browser):
+@pytest.fixture(scope="module")
+def served_html(book_html: Path):
+    """The built book over HTTP on localhost: the search page fetches each result's page for
+    its snippet, which a file:// page may not."""
+    import functools
+    import http.server
+    import threading
+
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(book_html))
+    handler.log_message = lambda *args: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def test_search_snippets_come_from_the_matching_text(served_html: str, browser):
     """A search result's snippet is the text around the match in the page's article, not the
     page's list of sections (Sphinx's default reads the whole main region, sidebar included)."""
     context = browser.new_context(viewport={"width": 1280, "height": 1000})
     try:
-        tab = _search(context, book_html, "padding")
+        tab = _search(context, f"{served_html}/search.html", "padding")
         tab.wait_for_selector("#search-results ul.search li p.context", timeout=20_000)
         tab.wait_for_timeout(500)
         snippets = tab.eval_on_selector_all(
@@ -954,14 +969,14 @@ def test_search_snippets_come_from_the_matching_text(book_html: Path, browser):
             "'book/05_masks.html')).text(), 'text/html'); return Array.from(page.querySelectorAll("
             "'article h2')).map((h) => h.textContent.trim()); }")]
         for text in masks:
-            assert "padding" in text.lower(), text
+            assert "pad" in text.lower(), text  # "padding", "padded" (the index stems)
             listed = [title for title in sections if title and title in text]
             assert len(listed) <= 1, f"the snippet is the section list: {text!r}"
     finally:
         context.close()
 
 
-@pytest.mark.parametrize("edition, query, finds", [("en", "掩码", "zh"), ("zh", "whom", "en")])
+@pytest.mark.parametrize("edition, query, finds", [("en", "掩码", "zh"), ("zh", "evenly", "en")])
 def test_search_points_to_the_other_edition(edition: str, query: str, finds: str, book_html: Path,
                                             zh_html: Path, browser):
     """A query in the other edition's script that finds nothing here links to the same search in
@@ -969,7 +984,7 @@ def test_search_points_to_the_other_edition(edition: str, query: str, finds: str
     html, other = (zh_html, book_html) if edition == "zh" else (book_html, zh_html)
     context = browser.new_context(viewport={"width": 390, "height": 844})
     try:
-        tab = _search(context, html, query)
+        tab = _search(context, (html / "search.html").resolve().as_uri(), query)
         assert tab.locator("#search-results ul.search li").count() == 0
         pointer = tab.locator(".book-other-edition-search a")
         pointer.wait_for(timeout=5_000)
@@ -1008,12 +1023,13 @@ def test_language_switch_keeps_the_section(book_html: Path, zh_html: Path, brows
     context = browser.new_context(viewport={"width": 390, "height": 844})
     try:
         page = context.new_page()
-        page.goto((book_html / "book" / "05_masks.html").resolve().as_uri(), wait_until="load")
+        page.goto((book_html / "book" / "05_masks.html").resolve().as_uri(),
+                  wait_until="domcontentloaded", timeout=60_000)
         target = page.evaluate("() => document.querySelectorAll('article section[id]')[4].id")
         page.evaluate(f"() => document.getElementById({json.dumps(target)}).scrollIntoView()")
         page.wait_for_timeout(200)
-        with page.expect_navigation(wait_until="load"):
-            page.locator("a.book-language-switch").click()
+        with page.expect_navigation(wait_until="domcontentloaded", timeout=60_000):  # a tap
+            page.evaluate("() => document.querySelector('a.book-language-switch').click()")
         assert _local_path(page.url) == (zh_html / "book" / "05_masks.html").resolve()
         assert urlsplit(page.url).fragment == target, page.url
         assert page.evaluate(f"() => !!document.getElementById({json.dumps(target)})")
