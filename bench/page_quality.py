@@ -7,8 +7,9 @@ Run after a build (`make book`):
   table of contents, light and dark mode, rules wcag2a, wcag2aa, wcag21a, wcag21aa and
   best-practice; prints the violations by rule (nodes and pages).
 * ``--lighthouse``: Lighthouse (node_modules/.bin/lighthouse, pinned 12.2.3) with the desktop
-  preset (``--preset mobile``: its phone preset) on every chapter page (or the PAGEs given, e.g. ``book/04_scaling.html``): performance,
-  accessibility, best practices and SEO scores, total blocking time and transferred bytes.
+  preset (``--preset mobile``: its phone preset) on every chapter page (or the PAGEs given, e.g.
+  ``book/04_scaling.html``): performance, accessibility, best practices and SEO scores, total
+  blocking time and transferred bytes.
   Chromium is /usr/bin/chromium with the book's flags (CHROME_PATH); pages are served by a local
   HTTP server that gzips text as a static host does (Lighthouse simulates a 10 Mbit/s link, so
   uncompressed serving would understate what a reader gets).
