@@ -108,14 +108,17 @@ document.addEventListener("DOMContentLoaded", function () {
 });
 
 // The language switch keeps the reader's place: the other edition's page has the same section
-// ids, so the link gets the id of the section being read (the last one whose heading has scrolled
+// labels, so the link gets the label of the section being read (the last one whose heading has scrolled
 // past the top of the window) just before it is followed.
 (function () {
   var sectionInView = function () {
     var found = "";
     document.querySelectorAll("article.bd-article section[id]").forEach(function (section) {
       if (section.getBoundingClientRect().top <= 120) {
-        found = section.id;
+        // the section's label (its first child, "ch05-too-late"): the same in both editions,
+        // where the section's own id comes from its heading's words
+        var label = section.querySelector(":scope > span[id]:first-child");
+        found = label ? label.id : section.id;
       }
     });
     return found;
@@ -126,9 +129,8 @@ document.addEventListener("DOMContentLoaded", function () {
       return;
     }
     var id = sectionInView();
-    var first = document.querySelector("article.bd-article section[id]");
     var base = link.href.split("#")[0];
-    link.href = id && !(first && first.id === id && window.scrollY < 50) ? base + "#" + id : base;
+    link.href = id && window.scrollY > 50 ? base + "#" + id : base;
   };
   ["pointerdown", "click", "focusin", "contextmenu"].forEach(function (type) {
     document.addEventListener(type, keepPlace, true);
