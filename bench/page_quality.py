@@ -7,8 +7,9 @@ Run after a build (`make book`):
   table of contents, light and dark mode, rules wcag2a, wcag2aa, wcag21a, wcag21aa and
   best-practice; prints the violations by rule (nodes and pages).
 * ``--lighthouse``: Lighthouse (node_modules/.bin/lighthouse, pinned 12.2.3) with the desktop
-  preset on every chapter page (or the PAGEs given, e.g. ``book/04_scaling.html``): performance,
-  accessibility, best practices and SEO scores, total blocking time and transferred bytes.
+  preset (``--preset mobile``: its phone preset) on every chapter page (or the PAGEs given, e.g.
+  ``book/04_scaling.html``): performance, accessibility, best practices and SEO scores, total
+  blocking time and transferred bytes.
   Chromium is /usr/bin/chromium with the book's flags (CHROME_PATH); pages are served by a local
   HTTP server that gzips text as a static host does (Lighthouse simulates a 10 Mbit/s link, so
   uncompressed serving would understate what a reader gets).
@@ -126,12 +127,15 @@ def axe_all(pages: list[str], base: str) -> dict:
     }
 
 
-def lighthouse(url: str) -> dict:
+def lighthouse(url: str, preset: str = "desktop") -> dict:
+    """Lighthouse's four scores for ``url``: ``preset`` "desktop", or "mobile" (Lighthouse's
+    default: a mid-range phone's screen, a 4x slower CPU and a slow 4G link, simulated)."""
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.json"
         flags = " ".join(["--headless", *CHROMIUM_ARGS])
         subprocess.run(
-            [str(LIGHTHOUSE), url, "--preset=desktop", "--quiet", "--output=json",
+            [str(LIGHTHOUSE), url, *(["--preset=desktop"] if preset == "desktop" else []),
+             "--quiet", "--output=json",
              f"--output-path={report}", f"--chrome-flags={flags}",
              f"--only-categories={','.join(CATEGORIES)}"],
             check=True, env={**os.environ, "CHROME_PATH": CHROMIUM},
@@ -147,6 +151,7 @@ def lighthouse(url: str) -> dict:
     return {
         **{category: round(100 * data["categories"][category]["score"]) for category in CATEGORIES},
         "tbt_ms": round(audits["total-blocking-time"]["numericValue"]),
+        "preset": preset,
         "transfer_kb": round(audits["total-byte-weight"]["numericValue"] / 1024),
         "failed_audits": failed,
     }
@@ -159,6 +164,8 @@ def main() -> int:
     parser.add_argument("--lighthouse", action="store_true")
     parser.add_argument("--html", type=Path, default=HTML)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--preset", choices=["desktop", "mobile"], default="desktop",
+                        help="Lighthouse's form factor and throttling (default: desktop)")
     args = parser.parse_args()
     both = not (args.axe or args.lighthouse)
     server, base = serve(args.html)
@@ -173,7 +180,7 @@ def main() -> int:
                                       and "/exercises/" not in p]
             scores = {}
             for name in chapters:
-                scores[name] = lighthouse(f"{base}/{name}")
+                scores[name] = lighthouse(f"{base}/{name}", args.preset)
                 row = scores[name]
                 print(f"lighthouse {name}: " + " / ".join(str(row[c]) for c in CATEGORIES)
                       + f"  TBT {row['tbt_ms']} ms, {row['transfer_kb']} KB")

@@ -253,6 +253,21 @@ def test_doc_links_are_rewritten_for_the_page():
     )
 
 
+def test_reader_notebooks_have_plain_links_not_roles():
+    """Jupyter and Colab show {doc}/{ref} roles as raw markup: the reader's copy links to the
+    chapter notebooks on the repository's site instead."""
+    text = ("See {doc}`the chapter <../book/05_masks>`, {doc}`../book/02_soft_dictionary` and "
+            "{ref}`its section <ch07-gqa>`.")
+    out = authoring.plain_links(text)
+    base = "https://github.com/attention-executed/attention-executed/blob/main/book/"
+    assert out == (f"See [the chapter]({base}05_masks.ipynb), [Attention as a soft dictionary]"
+                   f"({base}02_soft_dictionary.ipynb) and [its section]({base}07_multihead.ipynb).")
+    for notebook in sorted((ROOT / "exercises").glob("*.ipynb")):
+        for cell in nbformat.read(notebook, as_version=4).cells:
+            if cell.cell_type == "markdown":
+                assert not re.search(r"\{(doc|ref|term|glue)[^}]*\}`", cell.source), notebook.name
+
+
 def test_book_page_builds_without_warnings(solution, tmp_path):
     """Sphinx (MyST + sphinx-exercise, as in the book) renders the page with no warning."""
     source = tmp_path / "src"

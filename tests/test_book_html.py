@@ -122,3 +122,61 @@ def test_math_is_typeset_with_assistive_mathml():
     css = out[out.index('<style id="book-math-css">'):out.index("</style>")]
     assert css.count("{") == css.count("}"), "unbalanced math CSS"
     assert css.endswith("font-size:calc(1ex / 0.442)}")
+
+
+@pytest.mark.parametrize(
+    ("tex", "markup"),
+    [
+        ("W_O", "W<sub>O</sub>"),
+        (r"\sqrt{d_k}", "√dₖ"),
+        ("T_q = 3", "T<sub>q</sub> = 3"),
+        (r"d_{\text{model}}", "d<sub>model</sub>"),
+        ("a < b_O", "a &lt; b<sub>O</sub>"),
+    ],
+)
+def test_contents_entries_use_sub_and_superscripts_where_unicode_has_none(tex, markup):
+    assert book_html.tex_to_html(tex) == markup
+    assert "\ue000" not in book_html.tex_to_text(tex)  # plain text keeps TeX's "_" there
+
+
+def test_toc_entries_get_markup_titles_stay_plain():
+    title = nodes.title("", "each head writes through its slice of ", nodes.math("", "W_O"))
+    entry = title.deepcopy()
+    book_html._plain_copy(title)
+    book_html._plain_copy(entry, markup=True)
+    assert title.astext() == "each head writes through its slice of W_O"
+    raw = entry.next_node(nodes.raw)
+    assert raw is not None and "W<sub>O</sub>" in raw.astext()
+
+
+SETUP_PAGE = (
+    '<p>hook</p><div class="cell tag_hide-cell docutils container">\n'
+    '<details class="admonition hide above-input">\n<summary>\n'
+    '<p class="collapsed admonition-title">Show code cell content</p>\n</summary>\n'
+    '<div class="cell_input docutils container"><div class="highlight"><pre>%pip</pre></div>'
+    "</div>\n</details>\n</div>\n"
+    '<div class="cell tag_hide-input docutils container">\n'
+    '<details class="admonition hide above-input">\n<summary>\n'
+    '<p class="collapsed admonition-title">Show code cell source</p>\n</summary>\n'
+    '<div class="cell_input docutils container"><div class="highlight"><pre>import torch</pre>'
+    "</div></div>\n</details>\n</div>\n<section>next</section>"
+)
+
+
+def test_setup_and_imports_become_one_named_fold():
+    out = book_html.one_setup_fold(SETUP_PAGE, chinese=False)
+    assert "Show code cell" not in out
+    assert out.count("<details") == 1 and out.count("</details>") == 1
+    assert out.count("<div") == out.count("</div>") == SETUP_PAGE.count("<div")
+    fold = out[out.index("<details"):out.index("</details>")]
+    assert "%pip" in fold and "import torch" in fold and "installs tformer" in fold
+    assert out.startswith("<p>hook</p>") and out.endswith("<section>next</section>")
+    assert "模块" in book_html.one_setup_fold(SETUP_PAGE, chinese=True)
+    assert book_html.one_setup_fold("<p>no cells</p>", chinese=False) == "<p>no cells</p>"
+
+
+def test_solutions_are_titled_with_their_number():
+    page = ('<p class="admonition-title">Solution to<a class="reference internal" '
+            'href="#ex-05-3"> Exercise</a></p>')
+    out = book_html.numbered_solutions(page)
+    assert "Solution to <a" in out and ">Exercise 05.3</a>" in out

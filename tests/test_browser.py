@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import sys
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -749,5 +750,290 @@ def test_navigation_panels_open_on_phones_and_tablets(edition: str, width: int, 
         page.keyboard.press("Enter")
         page.wait_for_function(f"() => location.hash === {json.dumps(focused)}", timeout=5_000)
         assert not page.evaluate(PANEL_JS, PANELS["secondary"])["open"]
+    finally:
+        context.close()
+
+
+# --- figures at phone width (issue 25) ---------------------------------------------------------
+
+MIN_TEXT_PX = 9  # the smallest text a figure may show, in CSS px (GUIDE §10)
+FIGURE_WIDTH = 390
+TEXT_SIZE = re.compile(r"([\d.]+) pt at ([\d.]+) dpi")
+
+# Each figure's link (Sphinx's image-reference to the full-resolution file), the width it is shown
+# at, its own (desktop) width that the enlarged view uses (assets/book.js: MyST-NB's inline width),
+# and whether its "Enlarge" label is shown.
+FIGURES_JS = r"""async () => {
+    for (let i = 0; i < 2; i++) await new Promise(requestAnimationFrame);
+    return Array.from(document.querySelectorAll("article.bd-article a.image-reference")).map((a) => {
+        const img = a.querySelector("img"), label = a.querySelector(".book-zoom-label");
+        return {href: a.href, shown: img.getBoundingClientRect().width,
+                own: parseFloat(img.style.width) || img.naturalWidth,
+                label: !!label && getComputedStyle(label).display !== "none" &&
+                       label.getBoundingClientRect().width > 0,
+                name: (img.alt || "").slice(0, 50)};
+    });
+}"""
+
+
+def figure_text_px(png: Path, shown_width: float) -> float | None:
+    """The smallest text of the figure in ``png`` in CSS px when it is shown ``shown_width`` px
+    wide: its font size in points at the dpi it was drawn at (the PNG's "Smallest text" chunk,
+    written by tformer.plots), scaled by the shown width over the PNG's pixel width."""
+    from PIL import Image
+
+    with Image.open(png) as image:
+        record = image.text.get("Smallest text", "")
+        width = image.width
+    found = TEXT_SIZE.fullmatch(record)
+    if not found:
+        return None
+    points, dpi = float(found[1]), float(found[2])
+    return points * dpi / 72 * shown_width / width
+
+
+def _pages_with_figures(html: Path) -> list[str]:
+    return [name for name in _pages() if (html / f"{name}.html").exists()
+            and "image-reference" in (html / f"{name}.html").read_text(encoding="utf-8")]
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_figures_are_readable_at_phone_width(edition: str, browser, request):
+    """At 390 px every figure's smallest text (from its font size and dpi, recorded in the PNG,
+    and the width it is shown at) is at least 9 CSS px, or the figure carries the visible
+    "Enlarge" affordance and the enlarged view (the figure at its own size) shows it at least
+    9 px. A figure without the record fails: it was not drawn through tformer's inline backend."""
+    html = _edition_html(edition, request)
+    problems, measured = [], 0
+    context = browser.new_context(viewport={"width": FIGURE_WIDTH, "height": 844})
+    try:
+        page = context.new_page()
+        for docname in _pages_with_figures(html):
+            page.goto((html / f"{docname}.html").resolve().as_uri(), wait_until="load")
+            page.evaluate(WAIT_JS)
+            for figure in page.evaluate(FIGURES_JS):
+                where = f"{edition} {docname}: figure {figure['name']!r}"
+                png = _local_path(figure["href"])
+                shown = figure_text_px(png, figure["shown"]) if png else None
+                if shown is None:
+                    problems.append(f"{where}: no text-size record in {figure['href'][-40:]}")
+                    continue
+                measured += 1
+                enlarged = figure_text_px(png, figure["own"])
+                if shown >= MIN_TEXT_PX:
+                    continue
+                if not figure["label"]:
+                    problems.append(f"{where}: text {shown:.1f} px at {FIGURE_WIDTH} px and no "
+                                    "visible Enlarge label")
+                elif enlarged < MIN_TEXT_PX:
+                    problems.append(f"{where}: text {shown:.1f} px at {FIGURE_WIDTH} px, "
+                                    f"{enlarged:.1f} px enlarged: the figure's code needs "
+                                    "larger fonts")
+    finally:
+        context.close()
+    assert measured >= 30, f"only {measured} figures measured in the {edition} edition"
+    assert not problems, f"{len(problems)} problems:\n" + "\n".join(problems)
+
+
+ZOOM_JS = r"""() => {
+    const dialog = document.querySelector("dialog.book-zoom"), img = dialog && dialog.querySelector("img");
+    return dialog && {open: dialog.open, src: img.src, width: img.getBoundingClientRect().width,
+                      loaded: img.complete && img.naturalWidth > 0,
+                      focus: document.activeElement.className, url: location.href};
+}"""
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+@pytest.mark.parametrize("mode", ["light", "dark"])
+def test_figure_enlarges_on_tap_and_with_the_keyboard(edition: str, mode: str, browser, request):
+    """At 390 px a figure's link opens the enlarged view in the page (not a navigation): the
+    full-resolution image at the figure's own width; Escape closes it and the focus returns to
+    the figure; Enter on the focused figure opens it again and the Close button closes it."""
+    html = _edition_html(edition, request)
+    context = browser.new_context(viewport={"width": FIGURE_WIDTH, "height": 844},
+                                  color_scheme=mode)
+    context.add_init_script(f"localStorage.setItem('mode', '{mode}'); "
+                            f"localStorage.setItem('theme', '{mode}');")
+    try:
+        page = context.new_page()
+        start = (html / "book" / "07_multihead.html").resolve().as_uri()
+        page.goto(start, wait_until="load")
+        link = page.locator("article a.image-reference").first
+        own = page.evaluate("(img) => parseFloat(img.style.width)",
+                            link.locator("img").element_handle())
+        label = link.locator(".book-zoom-label")
+        assert label.is_visible(), "no Enlarge label on a figure scaled to the phone's column"
+        assert label.inner_text() == ("放大" if edition == "zh" else "Enlarge")
+        link.click()
+        page.wait_for_function("() => document.querySelector('dialog.book-zoom img').complete")
+        zoom = page.evaluate(ZOOM_JS)
+        assert zoom["open"] and zoom["loaded"], zoom
+        assert zoom["url"] == start, "the figure link navigated away"
+        href = page.evaluate("(a) => a.href", link.element_handle())
+        assert _local_path(zoom["src"]) == _local_path(href), "not the full-resolution image"
+        assert abs(zoom["width"] - own) < 1, f"enlarged to {zoom['width']} px, not {own} px"
+        assert _axe(page) == [], "axe with the enlarged view open"
+        page.keyboard.press("Escape")
+        page.wait_for_function("() => document.activeElement.classList.contains('book-zoom-link')",
+                               timeout=5_000)
+        assert not page.evaluate(ZOOM_JS)["open"], "Escape did not close the enlarged view"
+        page.keyboard.press("Enter")
+        page.wait_for_function("() => document.querySelector('dialog.book-zoom').open")
+        page.locator("dialog.book-zoom .book-zoom__close").click()
+        assert not page.evaluate(ZOOM_JS)["open"], "Close did not close the enlarged view"
+    finally:
+        context.close()
+
+
+# --- typeset titles, headings and contents (issue 25) ------------------------------------------
+
+RAW_SCRIPT = re.compile(r"(?<![\w.])[A-Za-z]{1,3}_(?:[A-Za-z0-9]|\{)|\\[A-Za-z]+|\$")
+
+
+def _label_texts(page_file: Path) -> list[tuple[str, str]]:
+    """Every label of a page outside code and typeset math: its <title>, its headings, the
+    navigation and the page's contents, previous/next links and the exercise and solution
+    titles, each with what it is."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(page_file.read_text(encoding="utf-8"), "html.parser")
+    for skip in soup.select("code, pre, mjx-container, script, style, .headerlink"):
+        skip.decompose()
+    found = [("title", soup.title.get_text() if soup.title else "")]
+    selectors = {"heading": "article h1, article h2, article h3, article h4, article h5, article h6",
+                 "navigation": "nav a, .bd-toc a, .prev-next-area a",
+                 "box title": "article p.admonition-title"}
+    for kind, selector in selectors.items():
+        found += [(kind, element.get_text(" ", strip=True)) for element in soup.select(selector)]
+    return found
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_titles_headings_and_contents_are_typeset(edition: str, request):
+    """No page title, heading, navigation or contents entry, previous/next link or box title
+    shows raw TeX subscripts (d_k, W_O, T_q) or delimiters: math there is typeset, or Unicode
+    (√dₖ) where it is plain text, or HTML sub/superscripts (W<sub>O</sub>)."""
+    html = _edition_html(edition, request)
+    raw = []
+    for docname in _pages():
+        for kind, text in _label_texts(html / f"{docname}.html"):
+            if RAW_SCRIPT.search(text):
+                raw.append(f"{edition} {docname}: {kind} {text[:80]!r}")
+    assert not raw, f"{len(raw)} raw labels:\n" + "\n".join(sorted(set(raw))[:30])
+
+
+# --- search and the language switch (issue 25) -------------------------------------------------
+
+
+def _search(context, search_page: str, query: str):
+    from urllib.parse import quote
+
+    tab = context.new_page()
+    tab.goto(f"{search_page}?q={quote(query)}", wait_until="load")
+    tab.wait_for_function("() => typeof Search !== 'undefined' && Search.status && "
+                          "Search.status.textContent.trim()", timeout=30_000)
+    return tab
+
+
+@pytest.fixture(scope="module")
+def served_html(book_html: Path):
+    """The built book over HTTP on localhost: the search page fetches each result's page for
+    its snippet, which a file:// page may not."""
+    import functools
+    import http.server
+    import threading
+
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(book_html))
+    handler.log_message = lambda *args: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def test_search_snippets_come_from_the_matching_text(served_html: str, browser):
+    """A search result's snippet is the text around the match in the page's article, not the
+    page's list of sections (Sphinx's default reads the whole main region, sidebar included)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    try:
+        tab = _search(context, f"{served_html}/search.html", "padding")
+        tab.wait_for_selector("#search-results ul.search li p.context", timeout=20_000)
+        tab.wait_for_timeout(500)
+        snippets = tab.eval_on_selector_all(
+            "#search-results ul.search li", "(items) => items.map((li) => [li.querySelector('a')."
+            "href, (li.querySelector('p.context') || {}).textContent || ''])")
+        masks = [text for href, text in snippets if href.split("#")[0].endswith("05_masks.html")]
+        assert masks, snippets[:5]
+        sections = [h.strip().rstrip("#") for h in tab.evaluate(
+            "async () => { const page = new DOMParser().parseFromString(await (await fetch("
+            "'book/05_masks.html')).text(), 'text/html'); return Array.from(page.querySelectorAll("
+            "'article h2')).map((h) => h.textContent.trim()); }")]
+        for text in masks:
+            assert "pad" in text.lower(), text  # "padding", "padded" (the index stems)
+            listed = [title for title in sections if title and title in text]
+            assert len(listed) <= 1, f"the snippet is the section list: {text!r}"
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("edition, query, finds", [("en", "掩码", "zh"), ("zh", "evenly", "en")])
+def test_search_points_to_the_other_edition(edition: str, query: str, finds: str, book_html: Path,
+                                            zh_html: Path, browser):
+    """A query in the other edition's script that finds nothing here links to the same search in
+    the other edition, which finds it."""
+    html, other = (zh_html, book_html) if edition == "zh" else (book_html, zh_html)
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    try:
+        tab = _search(context, (html / "search.html").resolve().as_uri(), query)
+        assert tab.locator("#search-results ul.search li").count() == 0
+        pointer = tab.locator(".book-other-edition-search a")
+        pointer.wait_for(timeout=5_000)
+        assert _local_path(pointer.evaluate("(a) => a.href")) == (other / "search.html").resolve()
+        with tab.expect_navigation(wait_until="load"):
+            pointer.click()
+        tab.wait_for_selector("#search-results ul.search li", timeout=30_000)
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_search_field_does_not_cover_the_query(edition: str, book_html: Path, browser, request):
+    """The magnifier in the search page's field sits left of the first character of the query."""
+    html = _edition_html(edition, request)
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    try:
+        tab = context.new_page()
+        tab.goto((html / "search.html").resolve().as_uri() + "?q=mask", wait_until="load")
+        box = tab.evaluate("""() => {
+            const input = document.querySelector("article input[name=q], .bd-search input[name=q]");
+            const form = input.closest("form");
+            const icon = form.querySelector("svg, i");
+            const style = getComputedStyle(input), r = input.getBoundingClientRect();
+            return {text: r.left + parseFloat(style.paddingLeft) + parseFloat(style.borderLeftWidth),
+                    icon: icon ? icon.getBoundingClientRect().right : null};
+        }""")
+        assert box["icon"] is None or box["icon"] <= box["text"], box
+    finally:
+        context.close()
+
+
+def test_language_switch_keeps_the_section(book_html: Path, zh_html: Path, browser):
+    """Deep in a chapter, the language switch opens the other edition at the section being
+    read (its label, such as ch05-too-late, is the same in both editions)."""
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    try:
+        page = context.new_page()
+        page.goto((book_html / "book" / "05_masks.html").resolve().as_uri(),
+                  wait_until="domcontentloaded", timeout=60_000)
+        target = page.evaluate("() => document.querySelectorAll('article section[id]')[4]"
+                               ".querySelector(':scope > span[id]').id")  # its label
+        page.evaluate(f"() => document.getElementById({json.dumps(target)}).parentElement"
+                      ".scrollIntoView()")
+        page.wait_for_timeout(200)
+        with page.expect_navigation(wait_until="domcontentloaded", timeout=60_000):  # a tap
+            page.evaluate("() => document.querySelector('a.book-language-switch').click()")
+        assert _local_path(page.url) == (zh_html / "book" / "05_masks.html").resolve()
+        assert urlsplit(page.url).fragment == target, page.url
+        assert page.evaluate(f"() => !!document.getElementById({json.dumps(target)})")
     finally:
         context.close()

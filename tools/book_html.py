@@ -114,7 +114,24 @@ def tex_to_text(tex: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-def _tex_run(tex: str, i: int, stop: str | None) -> tuple[str, int]:
+# Sub- and superscripts that Unicode has no characters for (W_O, d_{model}) are marked with these
+# private-use characters by _tex_run; tex_to_text keeps TeX's "_"/"^" there, tex_to_html writes
+# <sub>/<sup>.
+_SCRIPT_OPEN = {"_": "\ue000", "^": "\ue002"}
+_SCRIPT_CLOSE = "\ue001"
+
+
+def tex_to_html(tex: str) -> str:
+    """An HTML reading of a short TeX expression for labels (the navigation, a page's contents):
+    Unicode where it has the characters, ``<sub>``/``<sup>`` where it has not (``W_O`` →
+    ``W<sub>O</sub>``), never a raw ``_``."""
+    text, _ = _tex_run(tex.strip(), 0, stop=None, marked=True)
+    text = html.escape(re.sub(r"\s+", " ", text).strip(), quote=False)
+    text = text.replace(_SCRIPT_OPEN["_"], "<sub>").replace(_SCRIPT_OPEN["^"], "<sup>")
+    return re.sub(r"(<su[bp]>)([^\ue001]*)\ue001", lambda m: f"{m[1]}{m[2]}</{m[1][1:4]}>", text)
+
+
+def _tex_run(tex: str, i: int, stop: str | None, marked: bool = False) -> tuple[str, int]:
     out: list[str] = []
     while i < len(tex):
         char = tex[i]
@@ -126,6 +143,8 @@ def _tex_run(tex: str, i: int, stop: str | None) -> tuple[str, int]:
             table = SUBSCRIPT if piece == "_" else SUPERSCRIPT
             if script and all(c in table for c in script):
                 out.append("".join(table[c] for c in script))
+            elif marked and script:
+                out.append(_SCRIPT_OPEN[piece] + script + _SCRIPT_CLOSE)
             else:
                 out.append(piece + script)
             continue
@@ -183,20 +202,30 @@ def _tex_arg(tex: str, i: int) -> tuple[str, int]:
     return _tex_atom(tex, i)
 
 
-def _plain_copy(node: nodes.Node) -> None:
-    """Replace every math node below ``node`` by its plain-text reading, in place."""
+def _plain_copy(node: nodes.Node, markup: bool = False) -> None:
+    """Replace every math node below ``node`` by its plain-text reading, in place (with
+    ``markup``, by its HTML reading: :func:`tex_to_html`)."""
     for math in list(node.findall(nodes.math)):
-        math.parent.replace(math, nodes.Text(tex_to_text(math.astext())))
+        tex = math.astext()
+        if markup and tex_to_html(tex) != html.escape(tex_to_text(tex), quote=False):
+            reading = nodes.raw("", f'<span class="book-math-label">{tex_to_html(tex)}</span>',
+                                format="html")
+        else:
+            reading = nodes.Text(tex_to_text(tex))
+        math.parent.replace(math, reading)
 
 
 def plain_titles(app, doctree) -> None:
     """Plain-text titles and table-of-contents entries for the page just read (doctree-read,
-    after Sphinx's title and toc collectors)."""
+    after Sphinx's title and toc collectors): the titles as Unicode text (the <title>, previous/next
+    links, the search index), the contents entries as HTML where Unicode has no subscript (W_O)."""
     env = app.env
     docname = env.docname
-    for store in (env.titles, env.longtitles, env.tocs):
+    for store in (env.titles, env.longtitles):
         if docname in store:
             _plain_copy(store[docname])
+    if docname in env.tocs:
+        _plain_copy(env.tocs[docname], markup=True)
 
 
 def plain_text(node: nodes.Node) -> str:
@@ -575,10 +604,75 @@ def player_frames_as_files(page: str, outdir: Path, pagename: str) -> str:
     return PLAYER_FRAME.sub(as_file, page)
 
 
-def _defer_search(page: str) -> str:
-    """Sphinx's search tools (and the 130 kB index) need not block the first paint."""
-    return re.sub(r'<script src="([^"]*(?:searchtools\.js|language_data\.js|searchindex\.js))">',
-                  r'<script defer src="\1">', page)
+SETUP_LABEL = {
+    False: "Set-up code: installs tformer on Colab, then the chapter's imports",
+    True: "准备代码：在 Colab 上安装 tformer，然后导入本章用到的模块",
+}
+_CELL_START = re.compile(r'<div class="cell (tag_hide-cell|tag_hide-input) docutils container">')
+_FOLD = re.compile(r'<details class="admonition hide above-input">\s*<summary>.*?</summary>\s*',
+                   re.DOTALL)
+
+
+def _div_end(page: str, start: int) -> int:
+    """The index just past the ``</div>`` that closes the ``<div`` at ``start``."""
+    depth, i = 0, start
+    for match in re.compile(r"<div\b|</div>").finditer(page, start):
+        depth += 1 if match[0] == "<div" else -1
+        i = match.end()
+        if depth == 0:
+            return i
+    return i
+
+
+def _unfold(cell: str) -> str:
+    """A hidden cell's markup without its own fold (its ``<details>`` and summary)."""
+    folded = _FOLD.search(cell)
+    if folded is None:
+        return cell
+    end = cell.rfind("</details>")
+    return cell[: folded.start()] + cell[folded.end(): end] + cell[end + len("</details>"):]
+
+
+def one_setup_fold(page: str, chinese: bool) -> str:
+    """A chapter opens with its set-up cell (``hide-cell``) and its imports (``hide-input``), two
+    folds labelled "Show code cell content" and "Show code cell source". Make them one fold that
+    says what it holds (the PDF drops it: class ``above-input``)."""
+    first = _CELL_START.search(page)
+    if first is None or first[1] != "tag_hide-cell":
+        return page
+    end = _div_end(page, first.start())
+    cells = [_unfold(page[first.start():end])]
+    second = _CELL_START.match(page, len(page[:end]) + len(page[end:]) - len(page[end:].lstrip()))
+    if second is not None and second[1] == "tag_hide-input":
+        end2 = _div_end(page, second.start())
+        cell = page[second.start():end2]
+        if 'class="cell_output' not in cell:  # the imports print nothing
+            cells.append(_unfold(cell))
+            end = end2
+    fold = (f'<details class="book-setup above-input"><summary>{SETUP_LABEL[chinese]}</summary>'
+            + "\n".join(cells) + "</details>")
+    return page[: first.start()] + fold + page[end:]
+
+
+SEARCH_SCRIPTS = re.compile(
+    r'<script (?:defer )?src="[^"]*(?:searchtools\.js|language_data\.js|searchindex\.js)">'
+    r"</script>\s*")
+# Theme scripts that only wire up the page once it is parsed (each waits for DOMContentLoaded or
+# load itself): deferred, they no longer block the first paint; their order is kept.
+DEFERRABLE = re.compile(r'<script ((?:data-[\w-]+="[^"]*" )*)src="([^"]*/(?:clipboard\.min|'
+                        r'copybutton|togglebutton|design-tabs|sphinx-book-theme)\.js[^"]*)">')
+
+
+def _defer_search(page: str, pagename: str = "search") -> str:
+    """Sphinx's search tools and its index (130 kB of script to parse) only on the search page,
+    where they run deferred; the theme's page scripts deferred on every page."""
+    if pagename == "search":
+        page = re.sub(
+            r'<script src="([^"]*(?:searchtools\.js|language_data\.js|searchindex\.js))">',
+            r'<script defer src="\1">', page)
+    else:
+        page = SEARCH_SCRIPTS.sub("", page)
+    return DEFERRABLE.sub(r'<script defer \1src="\2">', page)
 
 
 # A display equation or output wider than its column scrolls sideways; keyboard readers reach the
@@ -751,7 +845,9 @@ def finish_page(app, pagename: str, context: dict, page: str) -> str:
         page = render_math(page, font_url, pagename)
     page = inline_icons(page)
     page = accessible_markup(page)
-    page = _defer_search(page)
+    page = _defer_search(page, pagename)
+    page = one_setup_fold(page, chinese_edition(app))
+    page = numbered_solutions(page)
     page = language_switch(page, pagename, chinese_edition(app))
     if chinese_edition(app):
         page = chinese_text(chinese_ui(page))
@@ -888,6 +984,51 @@ def _exercise_launch_buttons(app, pagename, templatename, context, doctree) -> N
     })  # fmt: skip
 
 
+def _exercise_download(app, pagename, templatename, context, doctree) -> None:
+    """The download menu of an exercise page offers the reader's notebook
+    (``exercises/<slug>.ipynb``, copied next to the HTML by :func:`_copy_reader_notebooks`), not
+    the page's generated markdown source."""
+    match = EXERCISE_PAGE.fullmatch(pagename)
+    pathto = context.get("pathto")
+    if not match or pathto is None:
+        return
+    chinese = chinese_edition(app)
+    for group in context.get("header_buttons") or []:
+        if group.get("label") != "download-buttons":
+            continue
+        for button in group["buttons"]:
+            if button.get("label") == "download-source-button":
+                button["url"] = pathto(f"exercises/{match['slug']}.ipynb", 1)
+                button["text"] = ".ipynb"
+                button["tooltip"] = ("下载练习笔记本" if chinese
+                                     else "Download the exercise notebook")
+                button["icon"] = "fas fa-file-arrow-down"
+
+
+def _copy_reader_notebooks(app, exception) -> None:
+    """The reader's notebooks (``exercises/``; the Chinese edition's ``zh/exercises/``) next to the
+    HTML as ``exercises/<slug>.ipynb``: the exercise pages' download links point there."""
+    if exception is not None or app.builder.format != "html":
+        return
+    source = ROOT / ("zh/exercises" if chinese_edition(app) else "exercises")
+    target = Path(app.outdir) / "exercises"
+    target.mkdir(parents=True, exist_ok=True)
+    for notebook in sorted(source.glob("[0-9][0-9]_*.ipynb")):
+        shutil.copyfile(notebook, target / notebook.name)
+
+
+# sphinx-exercise titles an unnumbered exercise's solution "Solution to Exercise": the number is
+# the exercise's label (ex-05-3 → 05.3).
+SOLUTION_TITLE = re.compile(r'<p class="admonition-title">Solution to<a class="reference internal" '
+                            r'href="#ex-(\d\d)-(\d+)"> Exercise</a>')
+
+
+def numbered_solutions(page: str) -> str:
+    return SOLUTION_TITLE.sub(r'<p class="admonition-title">Solution to '
+                              r'<a class="reference internal" href="#ex-\1-\2">Exercise \1.\2</a>',
+                              page)
+
+
 class AuthorYearLabels(BaseLabelStyle):
     """Labels "Surname, 2017", "Surname and Other, 2017" or "Surname et al., 2017"."""
 
@@ -958,4 +1099,6 @@ def setup(app):
     app.connect("html-page-context", _offer_book_pdf, priority=900)
     app.connect("build-finished", _one_x_copies)
     app.connect("html-page-context", _exercise_launch_buttons, priority=502)  # after the theme's
+    app.connect("html-page-context", _exercise_download, priority=900)
+    app.connect("build-finished", _copy_reader_notebooks)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import json
 import os
 import re
 import shutil
@@ -149,9 +150,17 @@ def zh_chapter(source: Path, fallback: list[str] | None = None) -> dict:
 def zh_reader_copy(slug: str, fallback: list[str] | None = None) -> dict:
     """``zh/exercises/NN_slug.ipynb``: the reader's copy, translated with the solution's units;
     the exercise titles in its ``tformer`` metadata are the translated headings."""
-    notebook = translate_notebook(_read(ROOT / "exercises" / f"{slug}.ipynb"),
+    # translated from the reader's copy as the solution's cells read (roles unchanged, so the
+    # solution's units match), then with plain links for Jupyter and Colab
+    solution = nbformat.read(ROOT / "solutions" / f"{slug}.ipynb", as_version=4)
+    english = authoring.reader_copy(solution, f"solutions/{slug}.ipynb", links=False)
+    notebook = translate_notebook(json.loads(nbformat.writes(english)),
                                   ROOT / "exercises" / f"{slug}.ipynb", fallback,
                                   units_of=ROOT / "solutions" / f"{slug}.ipynb")
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "markdown":
+            source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            cell["source"] = authoring.plain_links(source, ROOT)
     titles = {}
     for cell in notebook["cells"]:
         heading = authoring.heading_of(cell)

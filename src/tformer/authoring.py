@@ -341,8 +341,46 @@ def has_solution(source: str) -> bool:
 # The reader's copy
 
 
-def reader_copy(solution_nb, source_path: str = "") -> nbformat.NotebookNode:
-    """The reader's notebook generated from a solution notebook (see the module docstring)."""
+ROLE = re.compile(r"\{(?P<role>doc|ref)\}`(?P<body>[^`]*)`")
+
+
+def _chapter_title(target: str, root: Path) -> str:
+    """The title of the chapter notebook ``book/NN_slug`` (its first ``#`` heading), or ``target``."""
+    path = root / f"{target}.ipynb"
+    try:
+        for line in nbformat.read(path, as_version=4).cells[0].source.splitlines():
+            if line.startswith("# "):
+                return line[2:].strip()
+    except (OSError, IndexError, ValueError):
+        pass
+    return target
+
+
+def plain_links(markdown: str, root: Path = ROOT) -> str:
+    """Markdown for Jupyter and Colab: the book's ``{doc}`` and ``{ref}`` roles (which they show
+    as raw markup) become ordinary links to the chapter notebook on the repository's site."""
+    url, branch, _ = repository(root)
+
+    def link(match: re.Match) -> str:
+        inner = re.match(r"^(?P<text>.*?)\s*<(?P<target>[^>]+)>$", match["body"], re.S)
+        text, target = (inner["text"], inner["target"]) if inner else (None, match["body"])
+        if match["role"] == "ref":
+            chapter = re.match(r"ch(\d\d)", target)
+            found = sorted((root / "book").glob(f"{chapter[1]}_*.ipynb")) if chapter else []
+            if not found:
+                return text or target
+            target = f"book/{found[0].stem}"
+        else:
+            target = posixpath.normpath(posixpath.join("solutions", target)).lstrip("/")
+        suffix = ".ipynb" if (root / f"{target}.ipynb").exists() else ".md"
+        return f"[{text or _chapter_title(target, root)}]({url}/blob/{quote(branch)}/{target}{suffix})"
+
+    return ROLE.sub(link, markdown)
+
+
+def reader_copy(solution_nb, source_path: str = "", links: bool = True) -> nbformat.NotebookNode:
+    """The reader's notebook generated from a solution notebook (see the module docstring); with
+    ``links``, its markdown's ``{doc}``/``{ref}`` roles as plain links (:func:`plain_links`)."""
     nb = copy.deepcopy(solution_nb)
     used = used_names_by_cell(nb)
     cells = []
@@ -356,6 +394,8 @@ def reader_copy(solution_nb, source_path: str = "") -> nbformat.NotebookNode:
             cell.source = reader_source(cell.source, used[index], where)
             cell.outputs = []
             cell.execution_count = None
+        elif cell.cell_type == "markdown" and links:
+            cell.source = plain_links(cell.source)
         cells.append(cell)
     nb.cells = cells
     chapter = chapter_of(source_path) if source_path else None
@@ -443,11 +483,13 @@ PHRASES = {
         "exercises": "Exercises {chapter}",
         "exercise": "Exercise {id}",
         "do_title": "Do the exercises in a notebook",
-        "open_copy": "Open the reader's copy [`{path}`]({colab}) and fill in the cells marked "
-                     "`YOUR ANSWER HERE`:",
+        "open_copy": "Download the reader's copy, the notebook {download}, or open it online, "
+                     "and fill in the cells marked `YOUR ANSWER HERE`:",
         "colab": "Open in Colab",
         "binder": "Open in Binder",
-        "locally": "locally: `jupyter lab {path}` in a clone of the repository",
+        "locally": "locally, in a clone of the repository after `make setup`: "
+                   "`.venv/bin/python -m pip install jupyterlab`, then "
+                   "`.venv/bin/jupyter lab {path}`",
         "checks": "Each exercise ends with a check cell that prints ✓ (passed), ✗ with a hint, or "
                   "… (not attempted). `tformer-grade {slug}.ipynb` grades the whole notebook in a "
                   "fresh kernel. The worked solutions below are folded; open one once you have "
@@ -462,10 +504,13 @@ PHRASES = {
         "exercises": "练习 {chapter}",
         "exercise": "练习 {id}",
         "do_title": "在笔记本中做练习",
-        "open_copy": "打开读者副本 [`{path}`]({colab})，填写标有 `YOUR ANSWER HERE` 的单元格：",
+        "open_copy": "下载读者副本，即笔记本 {download}，或在线打开它，"
+                     "然后填写标有 `YOUR ANSWER HERE` 的单元格：",
         "colab": "在 Colab 中打开",
         "binder": "在 Binder 中打开",
-        "locally": "本地：在仓库的克隆中运行 `jupyter lab {path}`",
+        "locally": "本地：在仓库的克隆中运行 `make setup` 之后，先运行 "
+                   "`.venv/bin/python -m pip install jupyterlab`，再运行 "
+                   "`.venv/bin/jupyter lab {path}`",
         "checks": "每个练习都以一个检查单元格结尾，它打印 ✓（通过）、✗ 加一条提示，或 …（尚未作答）。"
                   "`tformer-grade {slug}.ipynb` 在一个新内核中为整个笔记本评分。"
                   "下面的参考解答是折叠的：自己做过之后再打开。",
@@ -564,7 +609,9 @@ def book_page(solution_nb, slug: str, root: Path = ROOT, lang: str = "en") -> st
         f"```{{admonition}} {words['do_title']}",
         ":class: tip",
         "",
-        words["open_copy"].format(path=notebook_path, colab=colab_url),
+        words["open_copy"].format(download=(
+            f'<a class="book-notebook-download" href="../../exercises/{slug}.ipynb" '
+            f'download="{slug}.ipynb"><code>{notebook_path}</code></a>')),
         "",
         f"- [**{words['colab']}**]({colab_url})",
         f"- [**{words['binder']}**]({binder_url})",

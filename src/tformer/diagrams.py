@@ -119,8 +119,8 @@ def head_dataflow(
     _arrow(ax, (4.05, -1.25), (9.45, -0.45))
     ax.text(
         5.7, -2.3,
-        f"T_q = {scores.shape[-2]} queries, T_k = {scores.shape[-1]} keys, "
-        f"d = {x.shape[-1]}, d_k = {queries.shape[-1]}, d_v = {values.shape[-1]}",
+        f"$T_q$ = {scores.shape[-2]} queries, $T_k$ = {scores.shape[-1]} keys, "
+        f"d = {x.shape[-1]}, dₖ = {queries.shape[-1]}, dᵥ = {values.shape[-1]}",
         ha="center", va="bottom", fontsize=9.5, color="#333333",
     )
     fig.tight_layout()
@@ -141,12 +141,12 @@ def layer_dataflow(d: int, d_k: int, d_v: int, length: int) -> Figure:
     _box(ax, 0.8, 0.0, "X", _shape((length, d)), "input")
     widths = {"Q": d_k, "K": d_k, "V": d_v}
     for (name, width), y in zip(widths.items(), (1.35, 0.0, -1.35)):
-        _box(ax, 3.6, y, f"{name} = X W_{name} + 1 b_{name}ᵀ", _shape((length, width)),
+        _box(ax, 3.6, y, f"${name} = X W_{name} + 1 b_{name}^\\top$", _shape((length, width)),
              "projection", width=2.6)
         _arrow(ax, (1.55, 0.0), (2.3, y))
-        ax.text(3.6, y + 0.5, f"W_{name}: {d} × {width},  b_{name}: {width}", ha="center",
+        ax.text(3.6, y + 0.5, f"$W_{name}$: {d} × {width},  $b_{name}$: {width}", ha="center",
                 va="bottom", fontsize=8.5, color=PALETTE["blue"])
-    _box(ax, 6.5, 0.7, "S = QKᵀ/√d_k", _shape((length, length)), "score", width=2.0)
+    _box(ax, 6.5, 0.7, "S = QKᵀ/√dₖ", _shape((length, length)), "score", width=2.0)
     _arrow(ax, (4.9, 1.35), (5.5, 0.8))
     _arrow(ax, (4.9, 0.0), (5.5, 0.6))
     _box(ax, 8.7, 0.7, "A = softmax(S)", _shape((length, length)), "weight", width=1.9)
@@ -157,7 +157,7 @@ def layer_dataflow(d: int, d_k: int, d_v: int, length: int) -> Figure:
     n_parameters = 2 * d * d_k + d * d_v + 2 * d_k + d_v
     ax.text(
         5.6, -2.45,
-        f"T = {length}, d = {d}, d_k = {d_k}, d_v = {d_v}: {n_parameters:,} parameters, "
+        f"T = {length}, d = {d}, dₖ = {d_k}, dᵥ = {d_v}: {n_parameters:,} parameters, "
         "no shape with T among them",
         ha="center", va="bottom", fontsize=9.5, color="#333333",
     )
@@ -234,7 +234,7 @@ def mask_pipeline(
     _operator(fig.add_subplot(grid[0, 3]), "=")
     panel(0, 4, combined.int(), f"combined ({where})\n{_shape_tuple(batch_shapes['combined'])}"
           " by broadcasting", fmt="{:.0f}", vmin=0, vmax=1)
-    panel(1, 0, scores, f"scores S = QKᵀ/√d_k\n{_shape_tuple(batch_shapes['scores'])}", fmt="{:.1f}",
+    panel(1, 0, scores, f"scores S = QKᵀ/√dₖ\n{_shape_tuple(batch_shapes['scores'])}", fmt="{:.1f}",
           cmap=plots.DIVERGING_CMAP, vmin=-float(scores.abs().max()),
           vmax=float(scores.abs().max()))
     _operator(fig.add_subplot(grid[1, 1]), "+ M")
@@ -544,11 +544,11 @@ def multihead_split_merge(batch: int = 2, n_positions: int = 16, d: int = 256, n
     back = attended.transpose(1, 2)
     merged = back.reshape(batch, n_positions, d)
     steps = [
-        ("Q = x W_Q", x, "(B, T, d)", None),
-        (".view", viewed, "(B, T, h, d_k)", viewed.data_ptr() == x.data_ptr()),
-        (".transpose(1, 2)", heads, "(B, h, T, d_k)", heads.data_ptr() == x.data_ptr()),
-        ("B·h attentions", attended, "(B, h, T, d_k)", False),
-        (".transpose(1, 2)", back, "(B, T, h, d_k)", back.data_ptr() == attended.data_ptr()),
+        (r"$Q = x\,W_Q$", x, "(B, T, d)", None),
+        (".view", viewed, "(B, T, h, dₖ)", viewed.data_ptr() == x.data_ptr()),
+        (".transpose(1, 2)", heads, "(B, h, T, dₖ)", heads.data_ptr() == x.data_ptr()),
+        ("B·h attentions", attended, "(B, h, T, dₖ)", False),
+        (".transpose(1, 2)", back, "(B, T, h, dₖ)", back.data_ptr() == attended.data_ptr()),
         (".reshape", merged, "(B, T, d)", merged.data_ptr() == back.data_ptr()),
     ]
     fig, ax = plt.subplots(figsize=(12, 3.6))
@@ -579,11 +579,11 @@ def multihead_split_merge(batch: int = 2, n_positions: int = 16, d: int = 256, n
     for j in range(n_heads):
         ax.add_patch(plt.Rectangle((0.1 + j * 1.75 / n_heads, -1.2), 1.75 / n_heads, 0.4,
                                    facecolor=CYCLE[j % len(CYCLE)], edgecolor="white"))
-    ax.text(0.1, -1.55, f"one token's d = {d} features: h = {n_heads} blocks of d_k = {d_k}",
+    ax.text(0.1, -1.55, f"one token's d = {d} features: h = {n_heads} blocks of dₖ = {d_k}",
             fontsize=9, color="#111111")
-    ax.text(4.1, -1.2, "each head is one (T, d_k) slice; one batched @ computes all B·h of them",
+    ax.text(4.1, -1.2, "each head is one (T, dₖ) slice; one batched @ computes all B·h of them",
             fontsize=9, color="#111111")
-    ax.text(4.1, -1.55, "after the transpose no single stride merges (h, d_k): reshape copies",
+    ax.text(4.1, -1.55, "after the transpose no single stride merges (h, dₖ): reshape copies",
             fontsize=9, color="#111111")
     fig.tight_layout()
     return fig
@@ -714,7 +714,7 @@ def kv_cache_diagram(
     cells = min(show, n_cached)
     for row, (name, colour) in enumerate([("keys", PALETTE["sky"]), ("values", PALETTE["green"])]):
         y = 3.0 - 1.6 * row
-        ax.text(0.1, y + 0.35, f"cached {name}\n(B, h = {n_heads}, T = {n_cached}, d_k = {d_k})",
+        ax.text(0.1, y + 0.35, f"cached {name}\n(B, h = {n_heads}, T = {n_cached}, dₖ = {d_k})",
                 fontsize=9, va="center")
         for i in range(cells):
             ax.add_patch(Rectangle((3.3 + 0.75 * i, y), 0.7, 0.7, facecolor=colour,

@@ -22,6 +22,7 @@ import torch
 from matplotlib.animation import Animation
 from matplotlib.axes import Axes
 from matplotlib.image import AxesImage
+from matplotlib.text import Text
 
 PALETTE: dict[str, str] = {
     "blue": "#0072B2",
@@ -70,8 +71,50 @@ def use_book_style() -> None:
         # 2x pixels keep figures sharp on high-density screens and in the PDF edition (about
         # 220 dpi on the page); the book's build serves a 1x copy to other screens (srcset).
         set_matplotlib_formats("retina")
+        _record_text_size()
     except ImportError:  # pragma: no cover - only outside IPython
         pass
+
+
+TEXT_SIZE_KEY = "Smallest text"  # the PNG text chunk: "<pt> pt at <dpi> dpi"
+
+
+def smallest_text_pt(figure) -> float | None:
+    """The font size in points of the smallest visible, non-empty text in ``figure``."""
+    sizes = [
+        text.get_fontsize()
+        for text in figure.findobj(Text)
+        if text.get_visible() and text.get_text().strip() and text.get_alpha() != 0
+    ]
+    return min(sizes) if sizes else None
+
+
+def _record_text_size() -> None:
+    """Write each inline figure's smallest font size (and the PNG's dpi) into the PNG it shows as
+    a text chunk, so the book's tests can compute how large its text reads at any shown width."""
+    from functools import partial
+
+    from IPython import get_ipython
+    from matplotlib.figure import Figure
+
+    shell = get_ipython()
+    if shell is None:
+        return
+    formatter = shell.display_formatter.formatters["image/png"]
+    show = formatter.lookup_by_type(Figure) if Figure in formatter.type_printers else None
+    if not isinstance(show, partial) or getattr(show, "book_text_size", False):
+        return
+
+    def png_with_text_size(figure):
+        size = smallest_text_pt(figure)
+        if size is None:
+            return show(figure)
+        dpi = figure.dpi * (2 if show.func.__name__ == "retina_figure" else 1)
+        metadata = {TEXT_SIZE_KEY: f"{size:g} pt at {dpi:g} dpi"}
+        return show.func(figure, *show.args, **{**show.keywords, "metadata": metadata})
+
+    png_with_text_size.book_text_size = True
+    formatter.for_type(Figure, png_with_text_size)
 
 
 def _as_matrix(matrix) -> np.ndarray:
