@@ -5,7 +5,15 @@ Per seed it trains the four models and records what the chapter states. Claims a
 2-head model (the kind the chapter shows: the first seed whose 2-head model solves the task) are
 conditional — they count as holding when the seed's 2-head model did not solve it — so their rate
 says how often a shown model has the property. Heads are interchangeable and a direction's sign
-is arbitrary, so every claim is checked up to head order and sign.
+is arbitrary, so every claim is invariant to swapping the two heads and to flipping a direction:
+the write axis is the top direction of *both* heads' writes together, and only products of signs
+and sizes of correlations are counted.
+
+Two kinds of solution turn up: by position (each head keeps a mixture of t−1 and t−2 of its own,
+whatever the digits; with the weights fixed at their mean by position the model stays well above
+chance) and by content (the heads' mean mixtures are nearly equal and their weights depend on the
+digits; fixed at their mean, the model falls to about the 1/4 of always answering 0). The claims
+``solved_by_position`` and ``solved_by_content`` count them (false when 2 heads did not solve it).
 
 Run: ``PYTHONPATH=src python bench/ch07_heads_seeds.py`` (writes
 ``src/tformer/data/bench/ch07_heads.json``; ``--kernels default --seeds 0-2 --dry-run`` for a look).
@@ -26,6 +34,7 @@ from tformer.interp import ablate, capture  # noqa: E402
 
 HEADS = (1, 2, 4, 8)
 SOLVED = 0.99
+BY_POSITION = 0.5  # accuracy with each head's weights fixed at their mean by position
 
 
 def _corr(a: torch.Tensor, b: torch.Tensor) -> float:
@@ -34,7 +43,8 @@ def _corr(a: torch.Tensor, b: torch.Tensor) -> float:
 
 @torch.no_grad()
 def two_head_facts(model) -> dict[str, float]:
-    """What the chapter measures on a 2-head model: mixtures, ablations, writes, OV tilts."""
+    """What the chapter measures on a 2-head model: mixtures, ablations, writes, OV tilts, and
+    where the heads look by digit pair (position-only accuracy, range of the weight on t−1)."""
     x, _ = two_reads.test_batch()
     mix = two_reads.offset_weights(model)  # (2, 2): weights on t-1, t-2
     ablated = []
@@ -55,7 +65,11 @@ def two_head_facts(model) -> dict[str, float]:
         shares.append(float(energy[0]))
         writes_all.append(heads_out[:, i] @ W_O[i * d_k : (i + 1) * d_k])  # (B, T, d)
     cosines = torch.linalg.svdvals(bases[0].T @ bases[1])
-    axis = bases[0][:, 0]
+    # the top direction of both heads' centred writes together: the same axis whichever head is
+    # called head 1; its sign is arbitrary, and only sign products and |r| below are counted
+    flat = [w.reshape(-1, w.shape[-1]) for w in writes_all]  # (B*T, d) per head
+    stacked = torch.cat([w - w.mean(0) for w in flat])  # each head centred, then stacked
+    axis = torch.linalg.svd(stacked, full_matrices=False)[2][0]
     xf = x.float()
     read = [xf[:, 1:-1], xf[:, :-2]]  # digits at t-1 and t-2, for t >= 2
     along = [(w @ axis)[:, 2:] for w in writes_all]
@@ -69,7 +83,10 @@ def two_head_facts(model) -> dict[str, float]:
         for i in range(2)
     ]
     slopes = [float((o * torch.arange(-3.0, 4.0)).sum(1).diff().mean()) for o in ov]
+    by_pair = two_reads.weights_by_pair(model)[:, 0]  # (2, 4, 4): weight on t-1 per digit pair
     return {
+        "posonly_acc": two_reads.position_only_accuracy(model),
+        "pair_range": float((by_pair.amax((1, 2)) - by_pair.amin((1, 2))).max()),
         "det": abs(float(torch.linalg.det(mix))),
         "split": float((mix[0, 0] - mix[0, 1]) * (mix[1, 0] - mix[1, 1])),
         "min_major": float(mix.max(1).values.min()),
@@ -111,6 +128,9 @@ def measure(seed: int) -> dict[str, dict[str, float | bool]]:
         "opposite_signs": if_solved(facts["sign_product"] < 0 and facts["sign_min"] > 0.5),
         "sum_tracks_difference": if_solved(facts["r_sum"] > 0.5),
         "ov_opposite_tilts": if_solved(facts["slope_product"] < 0),
+        # which kind of solution (both false when 2 heads did not solve it):
+        "solved_by_position": solved and facts["posonly_acc"] >= BY_POSITION,
+        "solved_by_content": solved and facts["posonly_acc"] < BY_POSITION,
     }
     values = {f"acc_{h}": acc[h] for h in HEADS} | {
         f"two_{k}": v for k, v in facts.items()

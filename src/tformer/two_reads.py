@@ -11,6 +11,10 @@ in the *same* coordinates for both positions, so one head's output is one weight
 * :func:`make_model`, :func:`train_model` — equal width ``d`` for every number of heads, trained
   through :func:`tformer.training.train`.
 * :func:`accuracy`, :func:`offset_weights` — how well it does, and where each head looks.
+* :func:`weights_by_pair` — where each head looks, for each pair of digits it reads: a head whose
+  weights depend on the digits shows it here, not in the mean of :func:`offset_weights`.
+* :func:`position_only_accuracy` — an intervention: every head's weights replaced by their mean
+  over the held-out sequences (attention by position only, the case the one-head proof covers).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import torch
 
 from tformer.model import GPT, GPTConfig
+from tformer.multihead import split_heads
 from tformer.training import TrainingLog, train
 
 N_DIGITS, N_POSITIONS, D, BATCH, STEPS, LR = 4, 8, 32, 64, 1200, 3e-2
@@ -90,3 +95,61 @@ def offset_weights(model: GPT) -> torch.Tensor:
         attn.record = False
     t = torch.arange(2, x.shape[1])
     return torch.stack([weights[:, :, t, t - 1], weights[:, :, t, t - 2]], -1).mean((0, 2))
+
+
+@torch.no_grad()
+def _test_weights(model: GPT, x: torch.Tensor) -> torch.Tensor:
+    """The attention weights ``(B, h, T, T)`` of the model's one layer on ``x``."""
+    attn = model.blocks[0].attn
+    previous, attn.record = attn.record, True
+    try:
+        model(x)
+        return attn.last_weights
+    finally:
+        attn.record = previous
+
+
+@torch.no_grad()
+def weights_by_pair(model: GPT) -> torch.Tensor:
+    """``(h, 2, n, n)``: each head's mean weight on ``t - 1`` (``[:, 0]``) and ``t - 2`` (``[:, 1]``).
+
+    Averaged over the positions ``t ≥ 2`` of :func:`test_batch` whose digits are
+    ``x[t-1] = a`` (row ``a``) and ``x[t-2] = b`` (column ``b``), for the ``n = n_digits`` digits.
+    """
+    n = model.config.n_vocab // 2
+    x, _ = test_batch(n_digits=n)
+    weights = _test_weights(model, x)
+    t = torch.arange(2, x.shape[1])
+    near = weights[:, :, t, t - 1].transpose(0, 1).reshape(weights.shape[1], -1)  # (h, B*T')
+    far = weights[:, :, t, t - 2].transpose(0, 1).reshape(weights.shape[1], -1)
+    pair = (x[:, 1:-1] * n + x[:, :-2]).reshape(-1)  # a * n + b, (B*T',)
+    counts = torch.bincount(pair, minlength=n * n)
+    if (counts == 0).any():
+        raise ValueError("the test batch misses a pair of digits; use more sequences")
+    result = torch.zeros(weights.shape[1], 2, n * n)
+    for k, w in enumerate((near, far)):
+        result[:, k].index_add_(1, pair, w)
+    return (result / counts).reshape(weights.shape[1], 2, n, n)
+
+
+@torch.no_grad()
+def position_only_accuracy(model: GPT) -> float:
+    """:func:`accuracy` with every head's weights fixed at their mean over the test sequences.
+
+    Each head then attends by position only — weight ``mean_b A[b, i, t, s]`` from query ``t`` to
+    key ``s``, whatever the digits — while values, ``W_O`` and the readout stay the model's. A
+    solution that works by fixed offsets keeps most of its accuracy; one whose heads choose by
+    content falls to about the accuracy of always answering 0.
+    """
+    x, targets = test_batch(n_digits=model.config.n_vocab // 2)
+    block = model.blocks[0]
+    attn = block.attn
+    fixed = _test_weights(model, x).mean(0)  # (h, T, T)
+    values = split_heads(attn.W_V(block.ln1(model.embed(x))), attn.n_heads)  # (B, h, T, d_k)
+    previous = attn.head_hook
+    attn.head_hook = lambda heads: fixed @ values
+    try:
+        predictions = model(x).argmax(-1)
+    finally:
+        attn.head_hook = previous
+    return float((predictions[:, 2:] == targets[:, 2:]).float().mean())
