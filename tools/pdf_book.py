@@ -88,6 +88,14 @@ EDITIONS = {
                             "中的写法相同：每道题的题目、提示（直接印出）和检查答案的调用。"
                             "参考解答不在这里印出；它们在 HTML 版每个练习页面上，折叠在题目下方。"},
 }
+# What an exercise page says of its folded solutions (tformer.authoring's "checks" phrase) is
+# not true of the PDF, which prints none: said instead.
+FOLDED = {
+    "en": ("The worked solutions below are folded; open one once you have tried.",
+           "The worked solutions are not printed here; they are on this page of the HTML edition."),
+    "zh": ("下面的参考解答是折叠的：自己做过之后再打开。",
+           "参考解答不在这里印出；它们在 HTML 版的这一页上。"),
+}
 WORDS = EDITIONS["en"]  # the edition being printed (main() sets it)
 FRAMES_SHOWN = 4
 PRINT_TIMEOUT_MS = 600_000  # loading a 3.7 MB document on a loaded 2-core machine takes > 30 s
@@ -226,6 +234,9 @@ def assemble_page(
     key = page_key(docname)
     players = _replace_players(soup, article)
     _strip_chrome(article)
+    folded, printed = FOLDED["zh" if WORDS["lang"].startswith("zh") else "en"]
+    for text in article.find_all(string=re.compile(re.escape(folded))):
+        text.replace_with(text.replace(folded, printed))
     _plain_heading_math(article, soup)
     for element in article.find_all(id=True):
         element["id"] = f"{key}--{element['id']}"
@@ -464,6 +475,13 @@ def _squeezed(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
+def _label_on(label: str, body: str) -> bool:
+    """Whether a heading's text is on a page: its first 16 or last 6 characters (pdftotext may
+    set a heading's Latin run apart from its CJK run: "LayerNorm：一次一个词元")."""
+    label = _squeezed(label)
+    return label[:16] in body or label[-6:] in body
+
+
 def _page_bodies(pdf: Path) -> list[str]:
     """Each page's text without whitespace and without its running head (the first line of
     every page but the title page), so a title found on a page is the page's own."""
@@ -498,8 +516,9 @@ def probe_pages(pdf: Path, labels: dict[str, str]) -> dict[str, int]:
         raise SystemExit(f"the first print lost the page of {len(missing)} headings: {missing[:5]}")
     text = _page_bodies(pdf)
     for anchor, page in pages.items():
-        label = _squeezed(labels.get(anchor, ""))[:16]
-        if label and label not in text[page - 1] and page < len(text) and label in text[page]:
+        label = labels.get(anchor, "")
+        if (label and not _label_on(label, text[page - 1]) and page < len(text)
+                and _label_on(label, text[page])):
             pages[anchor] = page + 1
     return pages
 
@@ -788,7 +807,7 @@ def print_book(source: Path, document: str, target: Path,
                          f"expected {first_pages} + {blanks} blank: the layout moved")
     text = _page_bodies(target)
     wrong = [f"{label!r} not on page {numbers[anchor]}" for anchor, label in labels.items()
-             if _squeezed(label)[:16] not in text[numbers[anchor] - 1]]
+             if not _label_on(label, text[numbers[anchor] - 1])]
     if wrong:
         raise SystemExit(f"{target}: the contents' page numbers are wrong: {wrong[:5]}")
     return numbers
