@@ -476,10 +476,12 @@ def _squeezed(text: str) -> str:
 
 
 def _label_on(label: str, body: str) -> bool:
-    """Whether a heading's text is on a page: its first 16 or last 6 characters (pdftotext may
-    set a heading's Latin run apart from its CJK run: "LayerNorm：一次一个词元")."""
+    """Whether a heading's text is on a page: its first 16 characters, or its closing run of
+    CJK text when that has 4 or more characters (pdftotext may set a heading's Latin run apart
+    from its CJK run: "LayerNorm：一次一个词元")."""
     label = _squeezed(label)
-    return label[:16] in body or label[-6:] in body
+    cjk = re.search(r"[^\x00-\u2fff]{4,}$", label)
+    return label[:16] in body or bool(cjk and cjk[0] in body)
 
 
 def _page_bodies(pdf: Path) -> list[str]:
