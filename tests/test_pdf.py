@@ -319,7 +319,7 @@ def _margins(pdf: Path) -> list[tuple[str, str, bool]]:
         # the margin boxes sit in the outer half of the margins (a display formula's glyph
         # may dip a little into the bottom margin)
         head = " ".join(w for y0, y1, w in words if y1 <= HEAD_PT * 0.75)
-        foot = " ".join(w for y0, y1, w in words if y0 >= height - FOOT_PT / 2)
+        foot = " ".join(w for y0, y1, w in words if y1 >= height - FOOT_PT / 2)
         body = any(y1 > HEAD_PT and y0 < height - FOOT_PT for y0, y1, _ in words)
         out.append((head, foot, body))
     return out
