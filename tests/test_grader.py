@@ -63,6 +63,12 @@ EXPECTED = {
         "99.2": PASSED,
         "99.3": PASSED,
     },
+    "99_error_after_partial_answer.ipynb": {
+        "99.1": PASSED,
+        "99.2": ("wrong", "cell 9 (`answer = torch.exp(SCORES) # the numer…`) raised NameError: "
+                          "name 'totals' is not defined; the check graded what the cells set"),
+        "99.3": PASSED,
+    },
     "99_malformed.ipynb": {
         "99.1": ("wrong", "not the text"),
         "99.2": ("wrong", "regular shape"),
@@ -118,6 +124,43 @@ def test_corpus_notebook_gets_the_right_verdicts(name, graded):
     assert report.graded, report.to_text()
     _assert_matches(report, EXPECTED[name])
     assert report.passed == sum(status == "passed" for status, _ in EXPECTED[name].values())
+
+
+def test_a_cell_error_is_reported_next_to_the_verdict(graded):
+    """Issue 25: a cell that raised after assigning part of ``answer`` was graded as an ordinary
+    wrong answer (an unrelated hint, no note): the exception must show with the verdict."""
+    report = graded["corpus/99_error_after_partial_answer.ipynb"]
+    rows = {row.exercise: row for row in report.rows}
+    error = "raised NameError: name 'totals' is not defined"
+    assert rows["99.2"].status == "wrong", report.to_text()
+    assert len(rows["99.2"].errors) == 1 and error in rows["99.2"].errors[0], report.to_text()
+    assert rows["99.2"].errors[0].startswith("cell 9 (`answer = torch.exp(SCORES)")
+    assert rows["99.2"].message.index(error) < rows["99.2"].message.index("should sum to 1")
+    assert rows["99.1"].errors == rows["99.3"].errors == []
+    assert [note for note in report.notes if error in note] == [
+        f"in exercise 99.2, {rows['99.2'].errors[0]}"
+    ], report.notes
+    data = report.to_dict()
+    assert data["exercises"][1]["errors"] == rows["99.2"].errors
+    assert any(error in note for note in data["notes"])
+    text = report.to_text()
+    assert "note: in exercise 99.2, cell 9" in text and "✗ wrong — cell 9" in text, text
+
+
+def test_every_cell_error_of_an_exercise_is_listed(graded):
+    """Errors and their notes for the other broken notebooks: the ZeroDivisionError of 99.1's
+    answer cell and the NameErrors of the two cells after it are all named; a stub's
+    NotImplementedError is not an error; a function that raises inside the checker is the
+    checker's verdict, not a cell error."""
+    rows = {row.exercise: row for row in graded["corpus/99_exception_in_answer.ipynb"].rows}
+    assert [e.split(" raised ")[1].split(":")[0] for e in rows["99.1"].errors] == [
+        "ZeroDivisionError", "NameError", "NameError"
+    ], rows["99.1"]
+    assert all(row.errors == [] for row in graded["corpus/99_stubs.ipynb"].rows)
+    assert not graded["corpus/99_stubs.ipynb"].notes
+    assert all(row.errors == [] for row in graded["corpus/99_function_raises.ipynb"].rows)
+    text = graded["corpus/99_exception_in_answer.ipynb"].to_text()
+    assert "! cell 7 (`ex1(answer)`) raised NameError" in text, text
 
 
 def test_an_endless_loop_times_out_and_grading_goes_on():

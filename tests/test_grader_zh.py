@@ -109,3 +109,15 @@ def test_the_grader_speaks_chinese_about_broken_notebooks(tmp_path):
     assert rows["99.3"].message.startswith("笔记本里没有这道练习")
     missing = grade(tmp_path / "nothing_here.ipynb", lang="zh")
     assert missing.problem == f"没有这个文件：{tmp_path / 'nothing_here.ipynb'}"
+
+
+def test_a_cell_error_is_reported_in_chinese():
+    report = grade(CORPUS / "99_error_after_partial_answer.ipynb", timeout=60, lang="zh")
+    rows = {row.exercise: row for row in report.rows}
+    error = "抛出了 NameError: name 'totals' is not defined"
+    assert rows["99.2"].status == "wrong"
+    assert rows["99.2"].errors[0].startswith("第 9 个单元格（`answer = torch.exp(SCORES)")
+    assert error in rows["99.2"].errors[0], rows["99.2"]
+    assert "；检查评的是这些单元格在出错之前已经设定的内容：权重的每一行之和应为 1" in rows["99.2"].message
+    assert report.notes == [f"练习 99.2 中，{rows['99.2'].errors[0]}"], report.notes
+    assert "注：练习 99.2 中，第 9 个单元格" in report.to_text()

@@ -5,8 +5,11 @@ after the book build) and read back with Debian's poppler-utils, so every check 
 reader gets, not at the HTML it came from: no TeX left in the text; every chapter title and
 figure caption present, in order; every font embedded, a CJK font among them; an outline with
 every chapter and section; every word inside the page's margins; no web chrome; internal links;
-page count and size within budget. Two pages are rendered to PNG (``_build/pdf/page-*.png``)
-for a person to look at.
+page count and size within budget; and that it reads as a printed book: contents with the right
+page numbers, running heads with the part's title, folios, no head on the title page, chapters
+on right-hand pages, no box title left at a page's foot, document metadata, an appendix that
+says what it holds. Four pages (contents, a chapter opening, the page with the biggest figure,
+the appendix's opening) are rendered to PNG (``_build/pdf/page-*.png``) for a person to look at.
 """
 
 from __future__ import annotations
@@ -245,29 +248,207 @@ def test_players_become_frame_strips(source: BeautifulSoup):
     assert all(len(strip.select("img")) >= 2 for strip in strips)
 
 
-def test_two_pages_rendered_for_a_person_to_look_at(pdf: Path, text: str):
-    pages = text.split("\f")
-    chapter = 1 + next(  # chapter 2's first page: its title and "What you will learn"
-        i
-        for i, page in enumerate(pages)
-        if "2. Attention as a soft dictionary" in page and "What you will learn" in page
-    )
-    for number, name in ((2, "page-contents"), (chapter, "page-chapter-2")):
-        _run(
-            "pdftoppm",
-            "-r",
-            "80",
-            "-png",
-            "-singlefile",
-            "-f",
-            str(number),
-            "-l",
-            str(number),
-            str(pdf),
-            str(pdf.parent / name),
-        )
+def _biggest_figure_page(pdf: Path) -> int:
+    """The page whose largest image covers the most of it (``pdfimages -list``: pixels / ppi)."""
+    best, page_of_best = 0.0, 1
+    for row in _run("pdfimages", "-list", str(pdf)).splitlines()[2:]:
+        cols = row.split()
+        if len(cols) < 14 or cols[2] != "image":
+            continue
+        area = int(cols[3]) / max(float(cols[12]), 1) * int(cols[4]) / max(float(cols[13]), 1)
+        if area > best:
+            best, page_of_best = area, int(cols[0])
+    return page_of_best
+
+
+def test_four_pages_rendered_for_a_person_to_look_at(pdf: Path, source: BeautifulSoup):
+    numbers = _contents_numbers(source)
+    pages = {
+        "page-contents": numbers["pdf-contents"],
+        "page-chapter-2": numbers["book-02_soft_dictionary"],
+        "page-big-figure": _biggest_figure_page(pdf),
+        "page-appendix": numbers["pdf-appendix-exercises"],
+    }
+    for name, number in pages.items():
+        _run("pdftoppm", "-r", "60", "-png", "-singlefile", "-f", str(number), "-l", str(number),
+             str(pdf), str(pdf.parent / name))
         image = pdf.parent / f"{name}.png"
-        assert image.stat().st_size > 20_000, f"{image} looks empty"
+        assert image.stat().st_size > 10_000, f"{image} (page {number}) looks empty"
+
+
+# --- a printed book ---------------------------------------------------------------------------
+
+HEAD_PT = 18 / 25.4 * 72  # the top margin: the running head lives above it
+FOOT_PT = 20 / 25.4 * 72  # the bottom margin: the folio lives below it
+
+
+def _contents_numbers(source: BeautifulSoup) -> dict[str, int]:
+    """{anchor: page} as the contents print them, and the contents' own first page."""
+    numbers = {slot["data-target"]: int(slot.get_text()) for slot in source.select(".pdf-toc-page")}
+    pdf = ROOT / "_build" / "pdf" / "attention-executed.pdf"
+    heading = _norm(source.select_one("#pdf-contents h1").get_text(" ", strip=True))
+    pages = _run("pdftotext", "-enc", "UTF-8", "-l", "8", str(pdf), "-").split("\f")
+    numbers["pdf-contents"] = next(  # the first page whose text (after its head) opens with it
+        number for number, page in enumerate(pages, start=1)
+        if [_norm(line) for line in page.splitlines() if line.strip()][1:2] == [heading])
+    return numbers
+
+
+def _pages_words(pdf: Path) -> list[tuple[float, list[tuple[float, float, str]]]]:
+    """(page height, [(yMin, yMax, word)]) of every page."""
+    bbox = _run("pdftotext", "-bbox", str(pdf), "-")
+    pages = []
+    for page in re.finditer(r'<page width="[\d.]+" height="([\d.]+)">(.*?)</page>', bbox, re.S):
+        words = [(float(m[1]), float(m[2]), html_unescape(m[3])) for m in re.finditer(
+            r'<word xMin="[\d.]+" yMin="([\d.]+)" xMax="[\d.]+" yMax="([\d.]+)">([^<]*)</word>',
+            page.group(2))]
+        pages.append((float(page.group(1)), words))
+    return pages
+
+
+def html_unescape(text: str) -> str:
+    import html
+
+    return html.unescape(text)
+
+
+def _margins(pdf: Path) -> list[tuple[str, str, bool]]:
+    """(running head, folio, page has body text) of every page."""
+    out = []
+    for height, words in _pages_words(pdf):
+        # the margin boxes sit in the outer half of the margins (a display formula's glyph
+        # may dip a little into the bottom margin)
+        head = " ".join(w for y0, y1, w in words if y1 <= HEAD_PT * 0.75)
+        foot = " ".join(w for y0, y1, w in words if y1 >= height - FOOT_PT / 2)
+        body = any(y1 > HEAD_PT and y0 < height - FOOT_PT for y0, y1, _ in words)
+        out.append((head, foot, body))
+    return out
+
+
+@pytest.fixture(scope="module")
+def margins(pdf: Path) -> list[tuple[str, str, bool]]:
+    return _margins(pdf)
+
+
+def _parts(source: BeautifulSoup) -> list[tuple[int, str]]:
+    """(first page, running head) of each part of the book: the contents' top-level entries and
+    the appendix's entries, in page order."""
+    numbers = _contents_numbers(source)
+    heads = {}
+    for slot in source.select("#pdf-contents > ol > li > .pdf-toc-line .pdf-toc-page, "
+                              "#pdf-contents li li .pdf-toc-page"):
+        anchor = slot["data-target"]
+        if anchor.startswith(("book-exercises-", "pdf-", "book-")) and "--" not in anchor:
+            heads[anchor] = _norm(slot.find_parent(class_="pdf-toc-line").a.get_text(" ", strip=True))
+    heads["pdf-contents"] = _norm(source.select_one("#pdf-contents h1").get_text(" ", strip=True))
+    return sorted((numbers[anchor], title) for anchor, title in heads.items())
+
+
+@pytest.mark.parametrize("edition", ["en", "zh"])
+def test_contents_page_numbers_are_the_pages(edition: str, request):
+    """Every contents entry's number is the page its heading is printed on (chapters, sections,
+    the appendix's exercise pages, glossary, references), and the numbers only grow."""
+    pdf = request.getfixturevalue("zh_pdf" if edition == "zh" else "built_pdf")
+    name = "book-zh.html" if edition == "zh" else "book.html"
+    source = BeautifulSoup((pdf.parent / name).read_text(encoding="utf-8"), "html.parser")
+    pages = _run("pdftotext", "-enc", "UTF-8", str(pdf), "-").split("\f")
+    squeeze = re.compile(r"\s+")
+    entries = [(slot.find_parent(class_="pdf-toc-line").a.get_text(" ", strip=True),
+                int(slot.get_text())) for slot in source.select(".pdf-toc-page")]
+    assert len(entries) > 60 and all(number > 2 for _, number in entries)
+    numbers = [number for _, number in entries]
+    assert numbers == sorted(numbers), "the contents' page numbers go backwards"
+    def on(title: str, page: str) -> bool:  # a heading's Latin and CJK runs may part lines
+        title, page = (squeeze.sub("", unicodedata.normalize("NFKC", t)) for t in (title, page))
+        cjk = re.search(r"[^\x00-\u2fff]{4,}$", title)  # a closing CJK run, 4+ characters
+        return title[:18] in page or bool(cjk and cjk[0] in page)
+
+    wrong = [f"{title!r} on p. {number}" for title, number in entries
+             if not on(title, pages[number - 1])]
+    assert not wrong, f"{len(wrong)} contents entries give the wrong page: {wrong[:8]}"
+    contents = "".join(pages[numbers[0] - 1:numbers[0] + 3])  # the printed numbers are there
+    assert re.search(r"\b" + str(numbers[-1]) + r"\b", "".join(pages[:12])) and contents
+
+
+def test_chapters_start_on_right_hand_pages(source: BeautifulSoup, margins):
+    numbers = _contents_numbers(source)
+    starts = {anchor: page for anchor, page in numbers.items()
+              if "--" not in anchor and not anchor.startswith("book-exercises-")}
+    assert len(starts) >= 16  # contents, chapters 0-12, appendix, glossary, references
+    even = {anchor: page for anchor, page in starts.items() if page % 2 == 0}
+    assert not even, f"parts starting on a left-hand page: {even}"
+    for page in sorted(starts.values()):  # the page before an opening: text, or a blank verso
+        head, foot, body = margins[page - 2]
+        assert body or (not head and not foot), f"page {page - 1}: a blank page with a head"
+
+
+def test_folios_and_no_head_on_the_title_page(margins):
+    assert margins[0] == ("", "", True), f"the title page has a head or folio: {margins[0]}"
+    wrong = []
+    for number, (head, foot, body) in enumerate(margins[1:], start=2):
+        if not body and not head and not foot:
+            continue  # a blank verso
+        if foot != str(number):
+            wrong.append(f"page {number}: folio {foot!r}")
+    assert not wrong, "folios are not the plain page number:\n" + "\n".join(wrong[:10])
+
+
+def test_running_heads_name_the_part(source: BeautifulSoup, margins):
+    """Left-hand pages: the book's title; right-hand pages: the title of the chapter (or the
+    contents, appendix page, glossary, references) they belong to."""
+    title = _norm(source.select_one("#pdf-title h1").get_text())
+    parts = _parts(source)
+    wrong = []
+    for number, (head, _foot, body) in enumerate(margins, start=1):
+        if number == 1 or not body:
+            continue
+        if number % 2 == 0:
+            expected = title
+        else:
+            expected = [t for first, t in parts if first <= number][-1]
+        if _norm(head).replace(" ", "") != expected.replace(" ", ""):
+            wrong.append(f"page {number}: head {head!r}, expected {expected!r}")
+    assert not wrong, f"{len(wrong)} running heads wrong:\n" + "\n".join(wrong[:10])
+
+
+def test_no_box_title_at_the_foot_of_a_page(pdf: Path, source: BeautifulSoup):
+    titles = {_norm(t.get_text(" ", strip=True))
+              for t in source.select("p.admonition-title, p.sidebar-title")}
+    assert len(titles) > 10
+    stranded = []
+    for number, (height, words) in enumerate(_pages_words(pdf), start=1):
+        body = [(y0, w) for y0, y1, w in words if y1 > HEAD_PT and y0 < height - FOOT_PT]
+        if not body:
+            continue
+        last_y = max(y0 for y0, _ in body)
+        last_line = _norm(" ".join(w for y0, w in body if abs(y0 - last_y) < 2))
+        if last_line in titles:
+            stranded.append(f"page {number}: {last_line!r}")
+    assert not stranded, "box titles left at the foot of a page:\n" + "\n".join(stranded)
+
+
+@pytest.mark.parametrize("edition", ["en", "zh"])
+def test_document_metadata(edition: str, request):
+    pdf = request.getfixturevalue("zh_pdf" if edition == "zh" else "built_pdf")
+    info = dict(re.findall(r"^(\w+):\s+(.*)$", _run("pdfinfo", str(pdf)), re.M))
+    expected_title = "可运行的注意力" if edition == "zh" else "Attention, Executed"
+    assert info.get("Title") == expected_title, info
+    assert "Attention, Executed" in info.get("Author", ""), info
+    assert len(info.get("Subject", "")) > 40 and "Transformer" in info["Subject"], info
+    assert "Transformer" in info.get("Keywords", ""), info
+    lang = "zh-CN" if edition == "zh" else "en"
+    assert f"/Lang ({lang})".encode() in pdf.read_bytes(), "the catalogue has no /Lang"
+    _run("pdftotext", "-f", "1", "-l", "1", str(pdf), "-")  # the updated file still reads
+
+
+def test_title_page_and_appendix_say_what_they_hold(text: str, source: BeautifulSoup):
+    flat = _norm(text)
+    assert _norm("An interactive textbook on attention and Transformers, in which every number "
+                 "is computed by the code beside it") in flat
+    note = _norm(source.select_one("#pdf-appendix-exercises").get_text(" ", strip=True))
+    assert "worked solutions are not printed" in note and "folded" not in note.split(";")[0]
+    assert "worked solutions below are folded" not in flat  # what the HTML's pages say
+    assert _norm("The worked solutions are not printed here") in flat
 
 
 def test_the_book_links_to_the_pdf(pdf: Path):

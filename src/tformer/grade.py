@@ -88,6 +88,9 @@ class Row:
     title: str
     status: str
     message: str = ""
+    errors: list[str] = field(default_factory=list)
+    """Every exception a cell of this exercise raised (the cell, the exception type and its
+    message), whatever the verdict: an error is never hidden behind a wrong answer's hint."""
 
 
 @dataclass
@@ -151,6 +154,9 @@ class Report:
             status = status_text(row.status, lang)
             line = f"  {row.exercise:<6} {title}  {SYMBOLS.get(row.status, '?')} {status}"
             lines.append(f"{line}{dash}{row.message}" if row.message else line)
+            shown = _short(row.message, 10**6)  # the first error usually leads the message
+            lines += [f"{' ' * 9}! {error}" for error in row.errors
+                      if _short(error, 10**6) not in shown]
         counts = self.to_dict()["score"]["counts"]
         unit = " 道" if lang == "zh" else " "
         details = [f"{n}{unit}{status_text(status, lang)}" for status, n in counts.items()
@@ -482,6 +488,7 @@ def grade(
         return report
     fatal = translate(fatal, lang)
     report.rows = _rows(nb, expected, runs, verdicts, fatal, chapter, lang)
+    report.notes += [translate(note, lang) for note in error_notes(report)]
     report.graded = True
     report.problem = fatal
     report.seconds = time.perf_counter() - start
@@ -596,8 +603,27 @@ def _rows(nb, expected, runs, verdicts, fatal, chapter, lang="en") -> list[Row]:
         status, message = _status(nb, exercise_id, section, entry, runs, verdicts, fatal)
         if (status, message) != _verdict_of(verdicts, exercise_id):  # the grader's own words
             message = translate(message, lang)
-        rows.append(Row(exercise_id, title, status, _short(message, 300)))
+        errors = [translate(_error_text(nb, run), lang) for run in _real_errors(section, runs)]
+        rows.append(Row(exercise_id, title, status, _short(message, 300), errors))
     return rows
+
+
+def _real_errors(section: Section | None, runs: dict[int, _CellRun]) -> list[_CellRun]:
+    """The exceptions the cells of ``section`` raised, in cell order (a stub's
+    ``NotImplementedError`` is not one: it means "not attempted")."""
+    indices = section.cell_indices if section else []
+    return [runs[i] for i in indices
+            if i in runs and runs[i].outcome == "error" and runs[i].ename not in STUB_ERRORS]
+
+
+def _error_text(nb, run: _CellRun) -> str:
+    return f"{_cell_label(nb, run.index)} raised {run.ename}: {_short(run.evalue, 160)}"
+
+
+def error_notes(report: Report) -> list[str]:
+    """One note per cell error inside an exercise, naming the exercise (English; the rows'
+    ``errors`` are already in the report's language)."""
+    return [f"in exercise {row.exercise}, {error}" for row in report.rows for error in row.errors]
 
 
 def _verdict_of(verdicts, exercise_id) -> tuple[str, str] | None:
@@ -624,12 +650,18 @@ def _status(nb, exercise_id, section, entry, runs, verdicts, fatal) -> tuple[str
         if run.outcome == "syntax":
             return "error", f"syntax error in {_cell_label(nb, run.index)}: {run.ename}: {run.evalue}"
     errors = [run for run in cell_runs if run.outcome == "error"]
-    real_errors = [run for run in errors if run.ename not in STUB_ERRORS]
+    real_errors = _real_errors(section, runs)
     if isinstance(verdict, dict) and verdict.get("status") in SYMBOLS:
         status, message = str(verdict["status"]), str(verdict.get("message", ""))
-        if status == "not attempted" and real_errors:
-            run = real_errors[0]
-            return "error", f"{_cell_label(nb, run.index)} raised {run.ename}: {run.evalue}"
+        if real_errors:
+            error = _error_text(nb, real_errors[0])
+            if status == "not attempted":
+                return "error", error
+            # the checker graded what the cells had set before the exception: say so first,
+            # or its hint reads as the reason (the verdict stays the checker's)
+            if message:
+                return status, f"{error}; the check graded what the cells set before it: {message}"
+            return status, f"{error}; the check graded what the cells set before it"
         return status, message
     if section is None:
         return "not attempted", (
@@ -637,8 +669,7 @@ def _status(nb, exercise_id, section, entry, runs, verdicts, fatal) -> tuple[str
             "the original exercise notebook"
         )
     if real_errors:
-        run = real_errors[0]
-        return "error", f"{_cell_label(nb, run.index)} raised {run.ename}: {run.evalue}"
+        return "error", _error_text(nb, real_errors[0])
     if errors:
         return "not attempted", "the code still raises NotImplementedError — fill in the stub"
     if any(run.outcome == "not run" for run in cell_runs):

@@ -1,6 +1,6 @@
 """Build the grader's test fixtures: a tiny solution notebook and a corpus of broken reader copies.
 
-    .venv/bin/python tests/grader_corpus/build_corpus.py
+    .venv/bin/python tests/grader_corpus/build_corpus.py [FILE …]
 
 writes
 
@@ -183,6 +183,15 @@ def corpus(solution_nb) -> dict[str, object]:
     _answer(nb, "99.1", "answer = 1 / 0")
     out["99_exception_in_answer.ipynb"] = nb
 
+    nb = solved()  # the cell raises after it assigned part of the answer (issue 25)
+    _answer(
+        nb,
+        "99.2",
+        "answer = torch.exp(SCORES)  # the numerators\n"
+        "answer = answer / totals  # totals was never defined: NameError",
+    )
+    out["99_error_after_partial_answer.ipynb"] = nb
+
     nb = solved()
     _answer(nb, "99.2", "answer = [[0.27, 0.73], [0.5]]  # a ragged list")
     _answer(nb, "99.1", "answer = 'about 1.1'")
@@ -190,7 +199,16 @@ def corpus(solution_nb) -> dict[str, object]:
     return out
 
 
-def main() -> None:
+def main(only: list[str] | None = None) -> None:
+    """Execute the fixture and write it and the corpus; with ``only`` (file names), write just
+    those corpus files from the committed fixture, leaving the rest untouched."""
+    if only:
+        nb = nbformat.read(FIXTURE, as_version=4)
+        built = corpus(nb)
+        for name in only:
+            nbformat.write(built[name], HERE / name)
+            print(f"wrote {(HERE / name).relative_to(HERE.parent.parent)}")
+        return
     FIXTURE.parent.mkdir(parents=True, exist_ok=True)
     nb = fixture_notebook()
     NotebookClient(nb, timeout=120, kernel_name="python3").execute()
@@ -208,4 +226,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    main(sys.argv[1:])

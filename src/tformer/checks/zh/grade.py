@@ -38,4 +38,7 @@ MESSAGES: dict[str, str] = {
     "internal grader error: {type(error).__name__}: {error}": "评分程序内部错误：{0}: {1}",
     "{_cell_label(nb, index, lang)} outside the exercises {what}": "练习之外的{0}{1}",
     "{_cell_label(nb, index, lang)} outside the exercises raised {run.ename}: {_short(run.evalue, 120)}": "练习之外的{0}抛出了 {1}: {2}",
+    "{error}; the check graded what the cells set before it: {message}": "{0}；检查评的是这些单元格在出错之前已经设定的内容：{1}",
+    "{error}; the check graded what the cells set before it": "{0}；检查评的是这些单元格在出错之前已经设定的内容",
+    "in exercise {row.exercise}, {error}": "练习 {0} 中，{1}",
 }
