@@ -67,6 +67,25 @@ def test_rate_counts_the_worst_kernel(monkeypatch):
         seed_rates.rate("x", "missing")
 
 
+def test_a_setting_run_twice_counts_once(monkeypatch):
+    """A bench that pins one thread runs "avx512" and "avx512 1 thread" identically: the two
+    are one setting, so the page must not claim four kernel settings and 40 runs."""
+    fake = {
+        "seeds": list(range(2)),
+        "kernels": {
+            "avx512": {"capability": "AVX512", "threads": 1, "claims": {"c": [True, True]}},
+            "avx2": {"capability": "AVX2", "threads": 1, "claims": {"c": [True, False]}},
+            "avx512 1 thread": {"capability": "AVX512", "threads": 1, "claims": {"c": [True, True]}},
+        },
+    }
+    monkeypatch.setattr(seed_rates, "load", lambda name: fake)
+    rate = seed_rates.rate("x", "c")
+    assert (rate.n_kernels, rate.total, rate.runs, rate.holds) == (2, 3, 4, 1)
+    fake["kernels"]["avx512"]["threads"] = 2  # a bench that does not pin threads: three settings
+    rate = seed_rates.rate("x", "c")
+    assert (rate.n_kernels, rate.total, rate.runs) == (3, 5, 6)
+
+
 def test_unknown_result_names_the_known_ones():
     with pytest.raises(FileNotFoundError, match="no committed seed-rate result 'no-such-bench'"):
         seed_rates.load("no-such-bench")

@@ -33,7 +33,7 @@ Usage in a chapter::
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
@@ -47,12 +47,23 @@ class Rate:
     """How many of ``of`` seeds a claim held for, per kernel and at worst.
 
     ``per_kernel`` maps a kernel's name (``"avx512"``, ``"avx2"``, ``"default"``, ``"avx512 1
-    thread"``) to the count of seeds for which the claim held under it.
+    thread"``) to the count of seeds for which the claim held under it. ``settings`` maps it to
+    the configuration the runs really used (``"AVX512/1"``: capability and thread count, as the
+    bench recorded them). A bench that pins one thread itself runs ``"avx512"`` and ``"avx512 1
+    thread"`` identically: ``n_kernels``, ``total`` and ``runs`` count each setting once.
     """
 
     claim: str
     per_kernel: dict[str, int]
     of: int
+    settings: dict[str, str] = field(default_factory=dict)
+
+    def _distinct(self) -> list[str]:
+        """One kernel name per distinct setting (the first), in order."""
+        seen: dict[str, str] = {}
+        for kernel in self.per_kernel:
+            seen.setdefault(self.settings.get(kernel, kernel), kernel)
+        return list(seen.values())
 
     @property
     def holds(self) -> int:
@@ -71,12 +82,13 @@ class Rate:
 
     @property
     def n_kernels(self) -> int:
-        return len(self.per_kernel)
+        """Distinct kernel settings the claim was measured under."""
+        return len(self._distinct())
 
     @property
     def total(self) -> int:
-        """Runs (seed and kernel) for which the claim held, over every kernel."""
-        return sum(self.per_kernel.values())
+        """Runs (seed and distinct setting) for which the claim held."""
+        return sum(self.per_kernel[kernel] for kernel in self._distinct())
 
     @property
     def runs(self) -> int:
@@ -116,6 +128,7 @@ def rate(name: str, claim: str) -> Rate:
     """How often ``claim`` held in result ``name``, per kernel (see :class:`Rate`)."""
     result = load(name)
     per_kernel: dict[str, int] = {}
+    settings: dict[str, str] = {}
     of = len(result["seeds"])
     for kernel, run in result["kernels"].items():
         if claim not in run["claims"]:
@@ -125,9 +138,10 @@ def rate(name: str, claim: str) -> Rate:
         if len(outcomes) != of:
             raise ValueError(f"{name}/{kernel}/{claim}: {len(outcomes)} outcomes for {of} seeds")
         per_kernel[kernel] = sum(bool(x) for x in outcomes)
+        settings[kernel] = f"{run.get('capability', kernel)}/{run.get('threads', '?')}"
     if not per_kernel:
         raise ValueError(f"result {name!r} holds no kernel runs")
-    return Rate(claim=claim, per_kernel=per_kernel, of=of)
+    return Rate(claim=claim, per_kernel=per_kernel, of=of, settings=settings)
 
 
 def values(name: str, key: str) -> dict[str, list[float]]:
