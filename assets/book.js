@@ -49,9 +49,10 @@ document.addEventListener("DOMContentLoaded", function () {
   dialog.className = "book-zoom";
   dialog.setAttribute("aria-label", zh ? "放大的图" : "Enlarged figure");
   dialog.innerHTML = '<button type="button" class="book-zoom__close"></button>' +
-    '<div class="book-zoom__scroll" tabindex="0"><img class="book-zoom__image" alt=""></div>';
+    '<div class="book-zoom__scroll" tabindex="0"></div>';
   var close = dialog.querySelector("button");
-  var image = dialog.querySelector("img");
+  var scroll = dialog.querySelector(".book-zoom__scroll");
+  var image = null;  // created on opening, removed on closing: no image without a source on the page
   close.textContent = zh ? "关闭" : "Close";
   document.body.appendChild(dialog);
   var opener = null;
@@ -62,7 +63,10 @@ document.addEventListener("DOMContentLoaded", function () {
     }
   });
   dialog.addEventListener("close", function () {
-    image.removeAttribute("src");
+    if (image) {
+      image.remove();
+      image = null;
+    }
     if (opener) {
       var back = opener;
       setTimeout(function () { back.focus(); }, 0);
@@ -95,6 +99,9 @@ document.addEventListener("DOMContentLoaded", function () {
       }
       event.preventDefault();
       opener = link;
+      image = document.createElement("img");
+      image.className = "book-zoom__image";
+      scroll.appendChild(image);
       image.alt = thumb.alt;
       image.style.width = fullWidth(thumb) + "px";
       image.src = link.href;

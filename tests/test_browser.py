@@ -837,8 +837,9 @@ def test_figures_are_readable_at_phone_width(edition: str, browser, request):
 
 ZOOM_JS = r"""() => {
     const dialog = document.querySelector("dialog.book-zoom"), img = dialog && dialog.querySelector("img");
-    return dialog && {open: dialog.open, src: img.src, width: img.getBoundingClientRect().width,
-                      loaded: img.complete && img.naturalWidth > 0,
+    return dialog && {open: dialog.open, src: img ? img.src : "",
+                      width: img ? img.getBoundingClientRect().width : 0,
+                      loaded: !!img && img.complete && img.naturalWidth > 0,
                       focus: document.activeElement.className, url: location.href};
 }"""
 
@@ -865,7 +866,8 @@ def test_figure_enlarges_on_tap_and_with_the_keyboard(edition: str, mode: str, b
         assert label.is_visible(), "no Enlarge label on a figure scaled to the phone's column"
         assert label.inner_text() == ("放大" if edition == "zh" else "Enlarge")
         link.click()
-        page.wait_for_function("() => document.querySelector('dialog.book-zoom img').complete")
+        page.wait_for_function("() => { const i = document.querySelector('dialog.book-zoom img');"
+                               " return i && i.complete; }")
         zoom = page.evaluate(ZOOM_JS)
         assert zoom["open"] and zoom["loaded"], zoom
         assert zoom["url"] == start, "the figure link navigated away"
