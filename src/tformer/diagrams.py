@@ -302,8 +302,8 @@ def text_to_vectors(
                   row_labels=[f"row {i}" for i in ids],
                   col_labels=[str(j) for j in range(shown.shape[1])],
                   xlabel=f"feature (first {shown.shape[1]} of d = {width})", ylabel="")
-    matrix_ax.set_title(f"X = rows of the embedding table ({n_vocab} × {width})\n"
-                        f"shape (T, d) = ({n_tokens}, {width})", fontsize=10)
+    matrix_ax.set_title(f"X: rows picked from W_E ({n_vocab} × {width})\n"
+                        f"X's shape (T, d) = ({n_tokens}, {width})", fontsize=10)
     return fig
 
 
