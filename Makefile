@@ -25,7 +25,7 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 # A cell that runs 120 s fails (the watchdog; nbval's own default is 2000 s): the failure's test
 # id names the notebook and the cell.
 PYTEST_ARGS := tests $(wildcard solutions) --nbval-lax --nbval-sanitize-with tests/nbval_sanitize.cfg \
-	--nbval-cell-timeout=120 --ignore-glob='tests/*.ipynb'
+	--nbval-cell-timeout=120 --ignore-glob='tests/*.ipynb' --durations=40
 
 .PHONY: setup book pdf test exercises translations release bench clean distclean
 

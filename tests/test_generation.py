@@ -52,9 +52,11 @@ def test_generation_errors():
 # What chapter 10 states in general about its character model, measured by
 # bench/ch10_char_seeds.py over ten seeds under each CPU kernel (src/tformer/data/bench/
 # ch10_char.json); one seed's outcome is not a test.
+# These are the claims the chapter states as holding in every run (its `robust(...)` calls); the
+# rest (the low-temperature word share, 9 of 10) it reports as rates.
 CHAR_CLAIMS = [
-    "first_loss_near_uniform", "valid_below_1", "curve_1p8_at_100", "curve_1_at_200",
-    "low_temperature_80pc_words", "temperature_3_mostly_non_words",
+    "first_loss_near_uniform", "valid_below_bigram", "curve_below_unigram_by_100",
+    "curve_end_below_bigram", "temperature_3_mostly_non_words",
 ]
 
 

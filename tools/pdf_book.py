@@ -298,12 +298,14 @@ PRINT_CSS = """
 html, body { background: #fff !important; color: #111 !important; }
 html { font-size: 10pt; }
 body { margin: 0; font-family: "DejaVu Serif", "Noto Serif", Georgia, serif; line-height: 1.45; }
+/* CJK in WenQuanYi Micro Hei first: Chromium's PDF writer embeds it as a CID TrueType font, but
+   draws Noto CJK (a CFF face inside an OpenType collection) as nameless Type 3 glyph procedures */
 html:not(:lang(zh)) body :lang(zh), .glossary .zh {
-  font-family: "Noto Sans CJK SC", "WenQuanYi Micro Hei", sans-serif; }
+  font-family: "WenQuanYi Micro Hei", "Noto Sans CJK SC", sans-serif; }
 html:lang(zh) body { line-height: 1.7;
-  font-family: "DejaVu Serif", "Noto Serif CJK SC", "Noto Sans CJK SC", "WenQuanYi Micro Hei", serif; }
-h1, h2, h3, h4 { font-family: "DejaVu Sans", "Noto Sans", sans-serif; color: #111 !important;
-  break-after: avoid; page-break-after: avoid; }
+  font-family: "DejaVu Serif", "WenQuanYi Micro Hei", "Noto Serif CJK SC", serif; }
+h1, h2, h3, h4 { font-family: "DejaVu Sans", "Noto Sans", "WenQuanYi Micro Hei", sans-serif;
+  color: #111 !important; break-after: avoid; page-break-after: avoid; }
 h1 { font-size: 20pt; margin: 0 0 10pt; }
 h2 { font-size: 14pt; margin: 16pt 0 6pt; }
 h3 { font-size: 11.5pt; margin: 12pt 0 4pt; }
@@ -456,7 +458,7 @@ def page_css(heads: list[tuple[str, str]], lang: str) -> str:
     """``@page`` rules: a folio on the outer foot of every page, the book's title as the head of
     left-hand pages and each part's own title on its right-hand pages; none on the title page
     and on blank pages. ``heads``: (named page, running head) in order."""
-    font = ('font-family: "DejaVu Sans", "Noto Sans CJK SC", "WenQuanYi Micro Hei", sans-serif;'
+    font = ('font-family: "DejaVu Sans", "WenQuanYi Micro Hei", "Noto Sans CJK SC", sans-serif;'
             " font-size: 7.5pt; color: #444;")
     rules = [
         f"@page :left {{ @top-left {{ content: {_css_string(WORDS['title'])}; {font} }}"
@@ -481,7 +483,12 @@ def _label_on(label: str, body: str) -> bool:
     from its CJK run: "LayerNorm：一次一个词元")."""
     label = _squeezed(label)
     cjk = re.search(r"[^\x00-\u2fff]{4,}$", label)
-    return label[:16] in body or bool(cjk and cjk[0] in body)
+    if label[:16] in body or bool(cjk and cjk[0] in body):
+        return True
+    # or every Latin and CJK run of its opening, in any order ("层，以及清点GPT-2" before
+    # "8.Transformer" when the two scripts' fonts sit on different baselines)
+    runs = re.findall(r"[^\x00-\u2fff]+|[\x00-\u2fff]+", label[:24])
+    return len(runs) > 1 and all(run in body for run in runs)
 
 
 def _page_bodies(pdf: Path) -> list[str]:
