@@ -25,6 +25,18 @@ _ZH_BUILD: list[subprocess.CompletedProcess] = []
 _ZH_PDF_BUILD: list[subprocess.CompletedProcess] = []
 
 
+BOOK_FIXTURES = {"built_book", "book_html", "zh_html", "zh_pdf", "built_pdf"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that needs the built book is marked ``book``, whether or not it says so:
+    `make test` runs ``-m book`` and ``-m "not book"`` as two processes side by side, and only
+    the first may build the book (two builds in one tree would corrupt each other)."""
+    for item in items:
+        if BOOK_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.book)
+
+
 @dataclass(frozen=True)
 class BookBuild:
     returncode: int

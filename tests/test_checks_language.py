@@ -131,7 +131,7 @@ def test_verdict_lines_in_both_languages(lang, capsys):
     )
     lang("zh")
     assert str(ex1(2.0)) == "✓ 练习 98.1：通过"
-    assert str(ex1(2.05)) == "✗ 练习 98.1：有误 —— 未缩放的标准差 = 2.05 只差在舍入上；请多保留几位数字"
+    assert str(ex1(2.05)) == "✗ 练习 98.1：有误 —— 未缩放的标准差 = 2.05 只有舍入误差；请多保留几位数字"
     assert str(ex1(None)) == "… 练习 98.1：未作答 —— 把占位符换成你的答案，然后重新运行"
     assert tformer.checks.core.RESULTS["98.1"]["status"] == "not attempted"  # machine-stable
     printed = capsys.readouterr().out

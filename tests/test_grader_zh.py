@@ -87,7 +87,7 @@ def test_lang_option_and_json(capsys):
     assert [row["status"] for row in data["exercises"]] == ["wrong"] * 3
     assert data["score"]["counts"] == {"wrong": 3}
     messages = [row["message"] for row in data["exercises"]]
-    assert messages[0] == "log 3 = 1.1 只差在舍入上；请多保留几位数字", messages
+    assert messages[0] == "log 3 = 1.1 只有舍入误差；请多保留几位数字", messages
     assert "必须沿键轴（dim=-1）做" in messages[1], messages
     assert messages[2] == "double(0.0) = 2 不对", messages
     assert main([str(notebook), "--lang", "en"]) == 0

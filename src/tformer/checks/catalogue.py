@@ -5,7 +5,7 @@ concatenation of them, with every interpolated part kept as a hole in source for
 ``"{name} = {value:g} is off only by rounding; keep more digits"``. Each checker module
 ``tformer/checks/chNN.py`` (and ``core.py``) has a Chinese catalogue
 ``tformer/checks/zh/chNN.py`` mapping each of its templates to a Chinese template whose holes
-are numbered in the English order (``"{0} = {1} 只差在舍入上……"``);
+are numbered in the English order (``"{0} = {1} 只有舍入误差……"``);
 :mod:`tformer.checks.language` matches a message against the templates at run time.
 
 This module is for the tests and for translators, not imported by a checker at run time::

@@ -233,6 +233,26 @@ def as_number(answer: Any, name: str = "your answer") -> float:
     return float(value.reshape(()))
 
 
+def shown(value: float) -> str:
+    """A number as a hint prints it: a whole number exactly, with thousands separators
+    (``262,144,000``, never ``2.62144e+08``), anything else to 6 significant digits."""
+    if math.isfinite(value) and value == int(value) and abs(value) < 1e18:
+        return f"{int(value):,}"
+    return f"{value:g}"
+
+
+def _is_integer_typed(answer: Any) -> bool:
+    if isinstance(answer, bool | np.bool_):
+        return False
+    if isinstance(answer, int | np.integer):
+        return True
+    if isinstance(answer, torch.Tensor):
+        return not (answer.is_floating_point() or answer.is_complex())
+    if isinstance(answer, np.ndarray):
+        return np.issubdtype(answer.dtype, np.integer)
+    return False
+
+
 def expect_number(
     answer: Any,
     expected: float,
@@ -241,14 +261,26 @@ def expect_number(
     rel_tol: float = 1e-6,
     abs_tol: float = 1e-9,
     rounding_tol: float | None = None,
+    integer: bool = False,
 ) -> None:
     """Raise :class:`Wrong` unless ``answer`` is a number close to ``expected``.
 
     Accepts Python/numpy numbers and one-element tensors/arrays. ``rounding_tol``: an answer
     within this distance (but outside ``rel_tol``/``abs_tol``) is called "off by rounding" —
-    e.g. the reader typed 0.53 for 0.532.
+    e.g. the reader typed 0.53 for 0.532. ``integer``: the answer is a count, so it must be an
+    integer (a Python ``int``, or an integer tensor/array), compared exactly; a float with the
+    right value gets its own hint.
     """
     value = as_number(answer, name)
+    if integer and not _is_integer_typed(answer):
+        if math.isfinite(value) and value == expected:
+            raise Wrong(f"{name} has the right value but is the float {value!r}: a count is an "
+                        "integer, so give an int (use // instead of /, or int(...))")
+        if math.isfinite(value) and value != int(value):
+            raise Wrong(f"{name} = {shown(value)} is not a whole number: a count is an exact "
+                        "integer")
+    if integer and math.isfinite(value):
+        rel_tol, abs_tol = 0.0, 0.0
     if math.isnan(value):
         raise Wrong(f"{name} is NaN — look for a division by zero or a fully masked row")
     if math.isinf(value):
@@ -256,8 +288,8 @@ def expect_number(
     if math.isclose(value, expected, rel_tol=rel_tol, abs_tol=abs_tol):
         return
     if rounding_tol is not None and abs(value - expected) <= rounding_tol:
-        raise Wrong(f"{name} = {value:g} is off only by rounding; keep more digits")
-    raise Wrong(f"{name} = {value:g} is not right")
+        raise Wrong(f"{name} = {shown(value)} is off only by rounding; keep more digits")
+    raise Wrong(f"{name} = {shown(value)} is not right")
 
 
 def _axis_names(axes: Sequence[str] | None, ndim: int) -> list[str]:
