@@ -4,7 +4,7 @@
 #               and the PDF editions into _build/pdf/attention-executed.pdf and
 #               attention-executed-zh.pdf (also served from the HTML)
 #   make test   set everything up, run ruff and the whole pytest suite (units, notebook policy,
-#               nbval on solutions/, the book build, the browser test)
+#               nbval on solutions/, the book build, the browser test), in three processes
 # Set-up steps leave stamp files (.venv/.installed, vendor/VERSIONS.txt, .stamp-chromium), so a
 # second `make` skips them; deleting .venv or vendor/ redoes the step.
 
@@ -91,18 +91,26 @@ book: setup
 pdf: book
 
 # ruff and pytest both run even if the first fails; the target fails if either did.
-# The reader-runtime tests (tests/test_colab.py, tests/test_binder.py) execute the notebooks again
-# in their own Colab and Binder environments; they run beside the main suite, whose book build
-# executes one notebook at a time, so both cores stay busy. Their report is printed at the end.
+# Three pytest processes run side by side so both cores stay busy: the tests that need the built
+# book (marked `book`: the build, the stripped-cell runs, the browser and PDF checks), everything
+# else (units, checkers, nbval on solutions/, the grader), and the reader-runtime tests
+# (tests/test_colab.py, tests/test_binder.py), which execute the notebooks again in their own
+# Colab and Binder environments. The book tests' and reader tests' reports are printed at the end.
 READER_TESTS := tests/test_colab.py tests/test_binder.py
 READER_LOG := _build/reader-runtimes.log
+BOOK_LOG := _build/book-tests.log
 
 test: setup
 	status=0; \
 	$(BIN)/ruff check . || status=1; \
 	mkdir -p _build; \
 	$(PY) -m pytest $(READER_TESTS) > $(READER_LOG) 2>&1 & reader=$$!; \
-	$(PY) -m pytest $(PYTEST_ARGS) $(addprefix --ignore=,$(READER_TESTS)) || status=1; \
+	$(PY) -m pytest $(PYTEST_ARGS) $(addprefix --ignore=,$(READER_TESTS)) -m book \
+		> $(BOOK_LOG) 2>&1 & book=$$!; \
+	$(PY) -m pytest $(PYTEST_ARGS) $(addprefix --ignore=,$(READER_TESTS)) -m "not book" || status=1; \
+	wait $$book || status=1; \
+	echo "== the book's tests (build, stripped cells, browser, PDF): $(BOOK_LOG)"; \
+	cat $(BOOK_LOG); \
 	wait $$reader || status=1; \
 	echo "== reader runtimes (Colab, Binder): $(READER_LOG)"; \
 	cat $(READER_LOG); \
