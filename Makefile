@@ -100,6 +100,9 @@ READER_TESTS := tests/test_colab.py tests/test_binder.py
 READER_LOG := _build/reader-runtimes.log
 BOOK_LOG := _build/book-tests.log
 
+# OpenMP threads that wait for work sleep instead of spinning: three processes share two cores, and a
+# spinning PyTorch thread burns the time another process needs.
+test: export OMP_WAIT_POLICY = PASSIVE
 test: setup
 	status=0; \
 	$(BIN)/ruff check . || status=1; \
