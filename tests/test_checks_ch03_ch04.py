@@ -121,3 +121,36 @@ def test_exercise_04_6_has_one_answer_whatever_seed_the_reader_picks(seed) -> No
 
     assert mean_largest(64) < ch04.THRESHOLD_64_KEYS < mean_largest(128)
     assert ch04.ex6(128).passed
+
+
+@pytest.mark.parametrize("seed", [0, 97, 485])
+def test_exercise_04_6_wrong_measurements_cross_where_the_hints_say(seed) -> None:
+    """The hints of 04.6 name a wrong measurement by the width it reports: the chapter's 16 keys
+    first exceed 0.82 at d_k = 64, the largest weight of all draws at d_k = 1, and each key's
+    largest weight over the draws (amax(dim=0)) at d_k = 8 — for every seed."""
+    from tformer.saturation import random_attention_weights
+
+    def first_width(measure, n_keys=64):
+        for d_k in [2**k for k in range(7)]:
+            weights = random_attention_weights(
+                d_k, n_keys, 2000, scale=False, generator=torch.Generator().manual_seed(seed))
+            if measure(weights) > ch04.THRESHOLD_64_KEYS:
+                return d_k
+        return None
+
+    assert first_width(lambda w: w.amax(dim=-1).mean().item(), 16) == ch04.CROSSING_16_KEYS
+    assert first_width(lambda w: w.max().item()) == ch04.CROSSING_MAX_OF_ALL
+    assert first_width(lambda w: w.amax(dim=0).mean().item()) == ch04.CROSSING_OVER_DRAWS
+
+
+def test_04_3_the_closed_form_is_required() -> None:
+    def by_autograd(a):
+        return torch.autograd.functional.jacobian(lambda s: torch.softmax(s, -1), a.log())
+
+    def closed_form(a):
+        jacobian = torch.diag(a) - torch.outer(a, a)  # a local name, not autograd
+        return jacobian
+
+    verdict = ch04.ex3(by_autograd)
+    assert verdict.status == "wrong" and "autograd" in verdict.message
+    assert ch04.ex3(closed_form).passed

@@ -194,3 +194,86 @@ def test_05_7_position_ids():
     assert ch05.ex7(right).passed
     verdict = ch05.ex7(lambda real: torch.arange(real.shape[1]).expand_as(real))
     assert verdict.status == "wrong" and "offset" in verdict.message
+
+
+# --- right answers in other legitimate forms, and shortcuts the statements forbid -------------
+
+
+def test_05_5_a_python_float_is_asked_for():
+    logits, targets, lengths = ch05.padding_loss_data()
+    real = torch.arange(6) < lengths[:, None]
+    loss = F.cross_entropy(logits.reshape(-1, 7), targets.masked_fill(~real, -100).reshape(-1))
+    assert ch05.ex5(loss.item()).passed
+    verdict = ch05.ex5(loss)
+    assert verdict.status == "wrong" and "Python float" in verdict.message
+
+
+def test_05_6_elementary_operations_only():
+    def with_softmax(queries, keys, values, mask=None):
+        scores = queries @ keys.transpose(-2, -1) / math.sqrt(queries.shape[-1])
+        if mask is not None:
+            if not mask.any(dim=-1).all():
+                raise ValueError("a query row has every key masked")
+            scores = scores.masked_fill(~mask, float("-inf"))
+        weights = torch.softmax(scores, dim=-1)
+        return weights @ values, weights
+
+    def named_softmax(queries, keys, values, mask=None):  # a local called softmax is fine
+        scores = queries @ keys.transpose(-2, -1) / math.sqrt(queries.shape[-1])
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        row_max = scores.amax(dim=-1, keepdim=True)
+        if torch.isneginf(row_max).any():
+            raise ValueError("a query row has every key masked")
+        exponentials = torch.exp(scores - row_max)
+        softmax = exponentials / exponentials.sum(dim=-1, keepdim=True)
+        return softmax @ values, softmax
+
+    verdict = ch05.ex6(with_softmax)
+    assert verdict.status == "wrong" and "elementary operations" in verdict.message
+    assert ch05.ex6(named_softmax).passed
+
+
+def test_05_7_integer_ids_without_a_loop_over_the_batch():
+    def over_the_batch(real):
+        rows = []
+        for row in real:
+            rows.append((row.long().cumsum(-1) - 1).clamp(min=0))
+        return torch.stack(rows)
+
+    def over_the_positions(real):  # a loop over T is not a loop over the batch
+        out = torch.zeros(real.shape, dtype=torch.long)
+        count = torch.zeros(real.shape[0], dtype=torch.long)
+        for t in range(real.shape[1]):
+            out[:, t] = torch.where(real[:, t], count, 0)
+            count = count + real[:, t].long()
+        return out
+
+    assert "Python loop" in ch05.ex7(over_the_batch).message
+    assert ch05.ex7(over_the_positions).passed
+    assert ch05.ex7(lambda real: (real.int().cumsum(-1) - 1).clamp(min=0)).passed
+    floats = ch05.ex7(lambda real: (real.float().cumsum(-1) - 1).clamp(min=0))
+    assert floats.status == "wrong" and "integer tensor" in floats.message
+
+
+def test_06_7_angles_in_float32_are_right():
+    def apply_rope(x, positions, convention="interleaved"):
+        n, d = x.shape
+        angles = positions[:, None] * 10000.0 ** (-2 * torch.arange(d // 2) / d)  # float32
+        if convention == "interleaved":
+            cos, sin = angles.cos().repeat_interleave(2, -1), angles.sin().repeat_interleave(2, -1)
+            rot = torch.stack((-x[:, 1::2], x[:, 0::2]), -1).reshape(n, d)
+        else:
+            cos, sin = angles.cos().repeat(1, 2), angles.sin().repeat(1, 2)
+            rot = torch.cat((-x[:, d // 2:], x[:, : d // 2]), -1)
+        return x * cos + rot * sin
+
+    assert ch06.ex7(apply_rope).passed
+
+
+def test_06_counts_are_integers():
+    assert ch06.ex4((2_097_152, 512, 0, 0)).passed
+    assert "float" in ch06.ex4((2_097_152.0, 512.0, 0.0, 0.0)).message
+    assert ch06.ex6(torch.tensor(46)).passed
+    assert "float" in ch06.ex6(46.0).message
+    assert "bound on i" in ch06.ex6(45.03).message
