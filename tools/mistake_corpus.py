@@ -26,7 +26,9 @@ import ast
 import contextlib
 import importlib.util
 import io
+import itertools
 import json
+import linecache
 import os
 import re
 import sys
@@ -72,13 +74,21 @@ def _python(source: str) -> str:
     return TransformerManager().transform_cell(source)
 
 
+_cells = itertools.count()
+
+
 def _run(source: str, namespace: dict[str, Any]) -> Any:
-    """Execute a cell; return the value of its last expression (as a notebook would show it)."""
-    tree = ast.parse(_python(source))
+    """Execute a cell; return the value of its last expression (as a notebook would show it).
+    Like IPython, the cell's code is registered in ``linecache`` under its own name, so that
+    ``inspect.getsource`` finds a function the cell defines (checkers read a reader's source)."""
+    code = _python(source)
+    name = f"<cell-{next(_cells)}>"
+    linecache.cache[name] = (len(code), None, code.splitlines(True), name)
+    tree = ast.parse(code, name)
     last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-    exec(compile(tree, "<cell>", "exec"), namespace)  # noqa: S102 - the notebook's own code
+    exec(compile(tree, name, "exec"), namespace)  # noqa: S102 - the notebook's own code
     if last is not None:
-        return eval(compile(ast.Expression(last.value), "<cell>", "eval"), namespace)  # noqa: S307
+        return eval(compile(ast.Expression(last.value), name, "eval"), namespace)  # noqa: S307
     return None
 
 
