@@ -22,6 +22,16 @@ def _attention(queries, keys, values):
     return weights @ values
 
 
+def _attention_per_query(queries, keys, values):
+    """Exercise 03.4 as its statement asks: a loop over the queries, the softmax by hand."""
+    rows = []
+    for query in queries:
+        scores = keys @ query / math.sqrt(len(query))
+        weights = torch.exp(scores - scores.max())
+        rows.append(weights @ values / weights.sum())
+    return torch.stack(rows)
+
+
 def _jacobian(p):
     return torch.diag(p) - torch.outer(p, p)
 
@@ -33,7 +43,7 @@ RIGHT = {
         torch.softmax(torch.eye(2) / math.sqrt(2), -1) @ torch.tensor([[2.0, 0], [0, 4]]),
     ),
     ch03.ex3: 1e-7,
-    ch03.ex4: _attention,
+    ch03.ex4: _attention_per_query,
     ch03.ex5: (1e-7, ch03._ex5_gaps()["values"]),
     ch03.ex6: (8 * 512 * 512, 4 * 8 * 512 * 512, 4),
     ch03.ex7: 512 * (2 * 64 + 128) / (64 + 128),
@@ -97,6 +107,20 @@ def test_stubs_and_garbage_never_crash(checker) -> None:
     assert checker(None).status == "not attempted"
     for answer in GARBAGE[2:]:
         assert checker(answer).status in ("wrong", "not attempted"), answer
+
+
+def test_03_4_the_statement_is_enforced() -> None:
+    """A batched answer and one that calls torch.softmax compute the right numbers, but the
+    statement asks for a loop over the queries and a softmax by hand."""
+    def batched(queries, keys, values):
+        scores = queries @ keys.T / math.sqrt(queries.shape[-1])
+        weights = torch.exp(scores - scores.amax(dim=-1, keepdim=True))
+        return weights / weights.sum(dim=-1, keepdim=True) @ values
+
+    batched = ch03.ex4(batched)
+    assert batched.status == "wrong" and "explicit Python loop" in batched.message
+    library = ch03.ex4(lambda q, k, v: torch.stack([torch.softmax(k @ x / 2, -1) @ v for x in q]))
+    assert library.status == "wrong" and "library softmax" in library.message
 
 
 def test_function_stubs_are_not_attempted() -> None:
