@@ -8,8 +8,12 @@ error or Sphinx warning fails), then the Chinese edition into `_build/html/zh/`
 
 from __future__ import annotations
 
+import atexit
+import multiprocessing
+import os
 import subprocess
 import sys
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +30,13 @@ _ZH_PDF_BUILD: list[subprocess.CompletedProcess] = []
 
 
 BOOK_FIXTURES = {"built_book", "book_html", "zh_html", "zh_pdf", "built_pdf"}
+CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
+VISIBLE_RUN_JOBS = int(os.environ.get("VISIBLE_RUN_JOBS", "2"))  # stripped chapters run at once
+# The stripped-cell runs of tests/test_visible_code.py, started by `built_book` as soon as the
+# English build has filled the execution cache, so they run while the Chinese edition and the
+# PDFs are built and the browser tests run (a chapter path -> its future).
+STRIPPED_RUNS: dict[Path, Future] = {}
+_WANTS_STRIPPED_RUNS: list[bool] = []
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -35,6 +46,24 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if BOOK_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.book)
+        if "stripped_runs" in getattr(item, "fixturenames", ()):
+            _WANTS_STRIPPED_RUNS[:] = [True]
+
+
+def start_stripped_runs() -> dict[Path, Future]:
+    """Start every chapter's stripped run (tools/visible_run.py), ``VISIBLE_RUN_JOBS`` at a time,
+    each in its own process and kernel, against the build's jupyter-cache (it holds every
+    notebook the build executed, even when a warning failed the build). Started once."""
+    if not STRIPPED_RUNS:
+        sys.path.insert(0, str(ROOT / "tools"))
+        import visible_run
+
+        pool = ProcessPoolExecutor(max_workers=VISIBLE_RUN_JOBS,
+                                   mp_context=multiprocessing.get_context("spawn"))
+        atexit.register(pool.shutdown, cancel_futures=True)
+        cache = ROOT / "_build" / ".jupyter_cache"
+        STRIPPED_RUNS.update({path: pool.submit(visible_run.run, path, cache) for path in CHAPTERS})
+    return STRIPPED_RUNS
 
 
 @dataclass(frozen=True)
@@ -67,6 +96,8 @@ def built_book() -> BookBuild:
     """The book as `make book` builds it: the HTML, then the PDF edition printed from it (the
     HTML's download menu links to the PDF, so the link check needs it too)."""
     build = build_book()
+    if _WANTS_STRIPPED_RUNS:
+        start_stripped_runs()
     if build.returncode == 0:
         _ZH_BUILD.append(
             subprocess.run([sys.executable, str(ZH_TOOL), "build"], cwd=ROOT, capture_output=True,

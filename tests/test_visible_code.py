@@ -4,27 +4,23 @@ Each chapter is executed once more with its removed cells stripped and ``glue`` 
 (``tools/visible_run.py``), and every visible cell's printed result is compared with the book
 build's execution of the same notebook, read from the build's jupyter-cache: any cell error (a
 ``NameError`` for a name only a removed cell defines) or changed printed result fails, naming the
-notebook and the cell. The chapters run after the book build (the ``built_book`` fixture), two at
-a time by default (``VISIBLE_RUN_JOBS``), since most chapters use one thread; the first tests below
-check the checker itself on small notebooks.
+notebook and the cell. The chapters run as soon as the English book is built (``built_book``
+starts them, ``conftest.start_stripped_runs``), two at a time by default (``VISIBLE_RUN_JOBS``;
+most chapters use one thread), while the Chinese edition and the PDFs are built and the browser
+tests run; the first tests below check the checker itself on small notebooks.
 """
 
 from __future__ import annotations
 
-import multiprocessing
-import os
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import ROOT, BookBuild
+from conftest import CHAPTERS, ROOT, BookBuild, start_stripped_runs
 
 sys.path.insert(0, str(ROOT / "tools"))
 import visible_run  # noqa: E402
-
-CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
 
 
 def _notebook(tmp_path: Path, *cells: tuple[str, list[str]]) -> Path:
@@ -117,19 +113,12 @@ def test_no_cached_execution_is_a_failure_not_a_pass(tmp_path):
 # --- every chapter ------------------------------------------------------------------------------
 
 
-JOBS = int(os.environ.get("VISIBLE_RUN_JOBS", "2"))  # chapters executed at once
-
-
 @pytest.fixture(scope="module")
 def stripped_runs(built_book: BookBuild) -> dict[Path, visible_run.Report]:
-    """Every chapter's stripped run, ``JOBS`` at a time (each in its own process and kernel),
-    compared with the book build's execution in its jupyter-cache. The cache holds every
-    notebook the build executed, even when a warning failed the build."""
-    cache = ROOT / "_build" / ".jupyter_cache"
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=JOBS, mp_context=context) as pool:
-        futures = {path: pool.submit(visible_run.run, path, cache) for path in CHAPTERS}
-        return {path: future.result() for path, future in futures.items()}
+    """Every chapter's stripped run, compared with the book build's execution in its
+    jupyter-cache. `built_book` starts them right after the English build
+    (``conftest.start_stripped_runs``), so they overlap the rest of the book's tests."""
+    return {path: future.result() for path, future in start_stripped_runs().items()}
 
 
 @pytest.mark.book
