@@ -68,6 +68,20 @@ def test_figure_without_alt_gets_its_caption_sentence():
     assert described.next_node(nodes.image)["alt"] == "Written for it."
 
 
+def test_images_load_lazily_in_the_html():
+    """Every image is marked lazy and docutils' HTML writer (the one Sphinx extends) renders the
+    attribute; an image that says otherwise keeps its own setting."""
+    from docutils.core import publish_from_doctree
+    from docutils.utils import new_document
+
+    document = new_document("page")
+    document += nodes.image(uri="a.png", alt="A figure.")
+    document += nodes.image(uri="b.png", alt="Another.", loading="embed")
+    book_html.lazy_images(None, document, "page")
+    html = publish_from_doctree(document, writer_name="html5").decode()
+    assert html.count('loading="lazy"') == 1 and 'src="a.png"' in html
+
+
 def test_description_is_the_first_real_paragraph():
     document = nodes.document(None, None)
     note = nodes.note()

@@ -265,6 +265,15 @@ def figure_alt(app, doctree, docname) -> None:
                 image["alt"] = alt
 
 
+def lazy_images(app, doctree, docname) -> None:
+    """Every image of a page loads when it nears the viewport (doctree-resolved: docutils' HTML
+    writer renders ``loading="lazy"``). A phone then fetches the figures it scrolls to, not the
+    page's whole megabyte before it can draw. The PDF edition loads them all
+    (tools/pdf_book.py drops the attribute)."""
+    for image in doctree.findall(nodes.image):
+        image.setdefault("loading", "lazy")
+
+
 # --- meta description ----------------------------------------------------------------------------
 
 SKIP_FOR_DESCRIPTION = (nodes.Admonition, nodes.sidebar, nodes.topic, nodes.caption,
@@ -1091,6 +1100,7 @@ def setup(app):
     app.add_js_file(None, body=SCROLL_TAB_STOPS_JS)
     app.connect("doctree-read", plain_titles, priority=900)
     app.connect("doctree-resolved", figure_alt)
+    app.connect("doctree-resolved", lazy_images)
     app.connect("html-page-context", meta_description)
     app.connect("html-page-context", page_scripts, priority=900)
     app.connect("builder-inited", wrap_page_render)

@@ -252,6 +252,7 @@ def assemble_page(
         else:
             link.unwrap()  # a download, an image, or a page the PDF leaves out
     for image in article.find_all("img", src=True):
+        image.attrs.pop("loading", None)  # the HTML loads figures lazily; print has no viewport
         if image.get("srcset"):  # print the 2x rendition of a figure (tools/book_html.py)
             candidates = [part.split() for part in image["srcset"].split(",")]
             image["src"] = next((c[0] for c in candidates if c[1:] == ["2x"]), image["src"])
