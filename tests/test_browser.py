@@ -281,6 +281,10 @@ def test_page_in_browser(edition: str, docname: str, book_html: Path, browser, w
         assert not broken, f"images that did not load: {broken}"
         no_alt = page.evaluate(ALT_JS)
         assert not no_alt, f"images without alt text: {no_alt}"
+        # Icons are inline SVG or CSS masks (tools/book_html.py): no page fetches Font Awesome's
+        # webfonts (157 KB for the solid style alone).
+        icon_fonts = sorted(path.name for path in loaded if "fontawesome" in path.parts)
+        assert not icon_fonts, f"icon webfonts loaded: {icon_fonts}"
 
         # Plain-text title and navigation, a description, a correct heading outline.
         outline = page.evaluate(OUTLINE_JS)

@@ -524,6 +524,50 @@ def inline_icons(page: str) -> str:
     return page[: body.end()] + sprite + page[body.end():]
 
 
+# The theme draws an icon after each admonition's title with a CSS ``content`` glyph of Font
+# Awesome's webfont, which makes every page with a note or an exercise fetch the whole 157 KB
+# font. The same drawings (read from the theme's own Font Awesome data) as CSS masks instead:
+# admonition type -> icon, as the theme and sphinx-exercise choose them.
+ADMONITION_ICONS = {
+    "": "bell", "note": "circle-info", "tip": "lightbulb", "hint": "lightbulb",
+    "seealso": "share", "important": "circle-exclamation", "attention": "circle-exclamation",
+    "warning": "triangle-exclamation", "caution": "triangle-exclamation",
+    "danger": "triangle-exclamation", "error": "circle-xmark", "todo": "pencil",
+    "exercise": "pencil",
+}
+ICONS_CSS = "book-icons.css"
+
+
+def _mask_url(name: str) -> str:
+    width, height, path = _font_awesome_icons()["solid"][name]
+    svg = f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}"><path d="{path}"/></svg>'
+    return f"url(\"data:image/svg+xml;base64,{base64.b64encode(svg.encode()).decode()}\")"
+
+
+def icons_css() -> str:
+    """The stylesheet that replaces the theme's webfont icons (see ADMONITION_ICONS)."""
+    rules = [
+        "/* Written by tools/book_html.py: admonition icons as masks, no icon webfont. */",
+        "div.admonition>.admonition-title::after{content:\"\"!important;font:inherit;"
+        "margin-top:.3rem;background-color:currentColor;"
+        "-webkit-mask:var(--book-icon) center/contain no-repeat;"
+        "mask:var(--book-icon) center/contain no-repeat}",
+        "div.solution>.admonition-title::after{content:none!important}",
+        ".bd-sidebar-secondary.hide:not(:hover) .onthispage::after{content:none}",
+    ]
+    for kind, name in ADMONITION_ICONS.items():
+        selector = f"div.admonition{'.' + kind if kind else ''}>.admonition-title::after"
+        rules.append(f"{selector}{{--book-icon:{_mask_url(name)}}}")
+    return "\n".join(rules) + "\n"
+
+
+def _write_icons_css(app, exception) -> None:
+    if exception is None and app.builder.format == "html":
+        static = Path(app.builder.outdir) / "_static"
+        static.mkdir(parents=True, exist_ok=True)
+        (static / ICONS_CSS).write_text(icons_css(), encoding="utf-8")
+
+
 # --- accessible markup ---------------------------------------------------------------------------
 
 
@@ -1098,6 +1142,8 @@ def setup(app):
     app.set_html_assets_policy("always")
     app.add_search_language(ChineseBigramSearch)  # the Chinese edition's search
     app.add_js_file(None, body=SCROLL_TAB_STOPS_JS)
+    app.add_css_file(ICONS_CSS, priority=900)  # after the theme's, which it overrides
+    app.connect("build-finished", _write_icons_css)
     app.connect("doctree-read", plain_titles, priority=900)
     app.connect("doctree-resolved", figure_alt)
     app.connect("doctree-resolved", lazy_images)
