@@ -390,4 +390,423 @@ def multihead_attention(
 answer = multihead_attention
 ''',
     },
+    # ------------------------------------------------------------------ 07.7
+    {
+        "exercise": "07.7",
+        "mistake": "ignores the budget of two runs and tries all 16 inputs until one fails: finds a "
+                   "failure of this model but proves nothing about the others",
+        "code": '''
+def find_failure(predict):
+    """An input (a, b) = (x[t-1], x[t-2]) that the model gets wrong."""
+    for a in range(4):
+        for b in range(4):
+            if predict(a, b) != a - b:
+                return (a, b)
+    return (0, 0)
+''',
+    },
+    {
+        "exercise": "07.7",
+        "mistake": "remembers the chapter's conclusion that (1, 1) is the input that fails and "
+                   "returns it without running the model, although (1, 1) is only wrong when "
+                   "(0, 0) and (1, 0) are answered right",
+        "code": '''
+def find_failure(predict):
+    """An input (a, b) = (x[t-1], x[t-2]) that the model gets wrong."""
+    return (1, 1)
+''',
+    },
+    {
+        "exercise": "07.7",
+        "mistake": "gets the sign of the difference backwards (takes the right answer to be "
+                   "x[t-2] - x[t-1]), so it expects -1 at (1, 0) and returns (1, 0) when the model "
+                   "answers it correctly with +1",
+        "code": '''
+def find_failure(predict):
+    """An input (a, b) = (x[t-1], x[t-2]) that the model gets wrong."""
+    if predict(0, 0) != 0:
+        return (0, 0)
+    if predict(1, 0) != -1:
+        return (1, 0)
+    return (1, 1)
+''',
+    },
+    {
+        "exercise": "07.7",
+        "mistake": "uses the right two runs but falls back on (0, 1) instead of (1, 1): the "
+                   "argument only shows that class +1 still beats 0 at tau = w1 + w2, and (0, 1) "
+                   "(tau = w2) can be answered -1 correctly",
+        "code": '''
+def find_failure(predict):
+    """An input (a, b) = (x[t-1], x[t-2]) that the model gets wrong."""
+    if predict(0, 0) != 0:
+        return (0, 0)
+    if predict(1, 0) != 1:
+        return (1, 0)
+    return (0, 1)
+''',
+    },
+    {
+        "exercise": "07.7",
+        "mistake": "spends a third run to check (0, 1) as well before returning (1, 1), "
+                   "exceeding the limit of two runs the exercise sets",
+        "code": '''
+def find_failure(predict):
+    """An input (a, b) = (x[t-1], x[t-2]) that the model gets wrong."""
+    if predict(0, 0) != 0:
+        return (0, 0)
+    if predict(1, 0) != 1:
+        return (1, 0)
+    if predict(0, 1) != -1:
+        return (0, 1)
+    return (1, 1)
+''',
+    },
+    # ------------------------------------------------------------------ 07.8
+    {
+        "exercise": "07.8",
+        "mistake": "forgets that nn.Linear stores W_O transposed and zeroes the head's block of "
+                   "rows of attn.W_O.weight (output features of the layer) instead of its block of "
+                   "columns (the head's rows of W_O)",
+        "code": '''
+def ablate(model, head):
+    """Accuracy on two_reads.test_batch() with `head` zero-ablated."""
+    attn = model.blocks[0].attn
+    block = slice(head * attn.d_k, (head + 1) * attn.d_k)
+    saved = attn.W_O.weight.detach().clone()
+    try:
+        with torch.no_grad():
+            attn.W_O.weight[block, :] = 0.0
+        return two_reads.accuracy(model)
+    finally:
+        with torch.no_grad():
+            attn.W_O.weight.copy_(saved)
+
+
+without = [ablate(model, head) for head in (0, 1)]
+worse = int(np.argmin(without))
+''',
+    },
+    {
+        "exercise": "07.8",
+        "mistake": "zeroes the head's columns of W_O in place and never restores them, so the "
+                   "model stays damaged: the second ablation runs with both heads off",
+        "code": '''
+def ablate(model, head):
+    """Accuracy on two_reads.test_batch() with `head` zero-ablated."""
+    attn = model.blocks[0].attn
+    with torch.no_grad():
+        attn.W_O.weight[:, head * attn.d_k:(head + 1) * attn.d_k] = 0.0
+    return two_reads.accuracy(model)
+
+
+without = [ablate(model, head) for head in (0, 1)]
+worse = int(np.argmin(without))
+''',
+    },
+    {
+        "exercise": "07.8",
+        "mistake": "mean-ablates instead of zero-ablating: the head_hook replaces the head's "
+                   "output by its average over the batch and positions, not by zeros",
+        "code": '''
+def ablate(model, head):
+    """Accuracy on two_reads.test_batch() with `head` zero-ablated."""
+    attn = model.blocks[0].attn
+
+    def hook(heads):
+        heads = heads.clone()
+        heads[:, head] = heads[:, head].mean(dim=(0, 1), keepdim=True)
+        return heads
+
+    attn.head_hook = hook
+    try:
+        return two_reads.accuracy(model)
+    finally:
+        attn.head_hook = None
+
+
+without = [ablate(model, head) for head in (0, 1)]
+worse = int(np.argmin(without))
+''',
+    },
+    {
+        "exercise": "07.8",
+        "mistake": "ablation is right, but picks the head whose ablation leaves the higher "
+                   "accuracy (argmax), i.e. the head that matters less",
+        "code": '''
+def ablate(model, head):
+    """Accuracy on two_reads.test_batch() with `head` zero-ablated."""
+    attn = model.blocks[0].attn
+
+    def hook(heads):
+        heads = heads.clone()
+        heads[:, head] = 0.0
+        return heads
+
+    attn.head_hook = hook
+    try:
+        return two_reads.accuracy(model)
+    finally:
+        attn.head_hook = None
+
+
+without = [ablate(model, head) for head in (0, 1)]
+worse = int(np.argmax(without))  # the bigger number is the worse head
+''',
+    },
+    {
+        "exercise": "07.8",
+        "mistake": "computes the accuracy by hand over every position, t = 0 and 1 included, "
+                   "where the difference is not defined, instead of the positions t >= 2",
+        "code": '''
+def ablate(model, head):
+    """Accuracy on two_reads.test_batch() with `head` zero-ablated."""
+    attn = model.blocks[0].attn
+
+    def hook(heads):
+        heads = heads.clone()
+        heads[:, head] = 0.0
+        return heads
+
+    attn.head_hook = hook
+    try:
+        x, targets = two_reads.test_batch()
+        with torch.no_grad():
+            predictions = model(x).argmax(-1)
+        return float((predictions == targets).float().mean())
+    finally:
+        attn.head_hook = None
+
+
+without = [ablate(model, head) for head in (0, 1)]
+worse = int(np.argmin(without))
+''',
+    },
+    {
+        "exercise": "07.8",
+        "mistake": "numbers the heads from 1 like the chapter's prose ('the first head'): "
+                   "worse is 1 or 2 instead of 0 or 1",
+        "code": '''
+def ablate(model, head):
+    """Accuracy on two_reads.test_batch() with `head` zero-ablated."""
+    attn = model.blocks[0].attn
+    block = slice(head * attn.d_k, (head + 1) * attn.d_k)
+    saved = attn.W_O.weight.detach().clone()
+    try:
+        with torch.no_grad():
+            attn.W_O.weight[:, block] = 0.0
+        return two_reads.accuracy(model)
+    finally:
+        with torch.no_grad():
+            attn.W_O.weight.copy_(saved)
+
+
+without = [ablate(model, head) for head in (0, 1)]
+worse = int(np.argmin(without)) + 1  # head 1 or head 2
+''',
+    },
+    # ------------------------------------------------------------------ 07.9
+    {
+        "exercise": "07.9",
+        "mistake": "counts every singular value that is not exactly zero (tolerance 0): the "
+                   "rounding noise of float32 makes every circuit look full rank, 64",
+        "code": '''
+def qk_circuit(layer, i):
+    d_k, g = layer.d_k, i // (layer.n_heads // layer.n_kv_heads)
+    W_Q = layer.W_Q.weight.detach().T
+    W_K = layer.W_K.weight.detach().T
+    return W_Q[:, i * d_k:(i + 1) * d_k] @ W_K[:, g * d_k:(g + 1) * d_k].T
+
+
+def ov_circuit(layer, i):
+    d_k, g = layer.d_k, i // (layer.n_heads // layer.n_kv_heads)
+    W_V = layer.W_V.weight.detach().T
+    W_O = layer.W_O.weight.detach().T
+    return W_V[:, g * d_k:(g + 1) * d_k] @ W_O[i * d_k:(i + 1) * d_k]
+
+
+def rank(matrix):
+    return int((torch.linalg.svdvals(matrix) > 0).sum())
+
+
+answer = {
+    "qk": [rank(qk_circuit(layer, i)) for i in range(4)],
+    "ov": [rank(ov_circuit(layer, i)) for i in range(4)],
+    "ov_pair": rank(ov_circuit(layer, 0) + ov_circuit(layer, 1)),
+    "ov_layer": rank(sum(ov_circuit(layer, i) for i in range(4))),
+    "gqa_ov_pair": rank(ov_circuit(gqa, 0) + ov_circuit(gqa, 1)),
+    "gqa_ov_layer": rank(sum(ov_circuit(gqa, i) for i in range(4))),
+}
+''',
+    },
+    {
+        "exercise": "07.9",
+        "mistake": "uses an absolute tolerance (singular values above 1e-3 count), which depends "
+                   "on the matrix's scale: right for these layers, wrong for a matrix scaled up "
+                   "or down",
+        "code": '''
+def qk_circuit(layer, i):
+    d_k, g = layer.d_k, i // (layer.n_heads // layer.n_kv_heads)
+    W_Q = layer.W_Q.weight.detach().T
+    W_K = layer.W_K.weight.detach().T
+    return W_Q[:, i * d_k:(i + 1) * d_k] @ W_K[:, g * d_k:(g + 1) * d_k].T
+
+
+def ov_circuit(layer, i):
+    d_k, g = layer.d_k, i // (layer.n_heads // layer.n_kv_heads)
+    W_V = layer.W_V.weight.detach().T
+    W_O = layer.W_O.weight.detach().T
+    return W_V[:, g * d_k:(g + 1) * d_k] @ W_O[i * d_k:(i + 1) * d_k]
+
+
+def rank(matrix):
+    return int((torch.linalg.svdvals(matrix) > 1e-3).sum())
+
+
+answer = {
+    "qk": [rank(qk_circuit(layer, i)) for i in range(4)],
+    "ov": [rank(ov_circuit(layer, i)) for i in range(4)],
+    "ov_pair": rank(ov_circuit(layer, 0) + ov_circuit(layer, 1)),
+    "ov_layer": rank(sum(ov_circuit(layer, i) for i in range(4))),
+    "gqa_ov_pair": rank(ov_circuit(gqa, 0) + ov_circuit(gqa, 1)),
+    "gqa_ov_layer": rank(sum(ov_circuit(gqa, i) for i in range(4))),
+}
+''',
+    },
+    {
+        "exercise": "07.9",
+        "mistake": "forgets that nn.Linear stores its weight as (out, in) and uses it as the row "
+                   "convention's W_Q, W_K, W_V, W_O without transposing: the slices take the "
+                   "wrong axis and the circuits are not the heads' (the ranks still come out 16)",
+        "code": '''
+def qk_circuit(layer, i):
+    d_k, g = layer.d_k, i // (layer.n_heads // layer.n_kv_heads)
+    W_Q = layer.W_Q.weight.detach()  # (out, in), taken for x @ W_Q
+    W_K = layer.W_K.weight.detach()
+    return W_Q[:, i * d_k:(i + 1) * d_k] @ W_K[:, g * d_k:(g + 1) * d_k].T
+
+
+def ov_circuit(layer, i):
+    d_k, g = layer.d_k, i // (layer.n_heads // layer.n_kv_heads)
+    W_V = layer.W_V.weight.detach()
+    W_O = layer.W_O.weight.detach()
+    return W_V[:, g * d_k:(g + 1) * d_k] @ W_O[i * d_k:(i + 1) * d_k]
+
+
+def rank(matrix):
+    return int(torch.linalg.matrix_rank(matrix))
+
+
+answer = {
+    "qk": [rank(qk_circuit(layer, i)) for i in range(4)],
+    "ov": [rank(ov_circuit(layer, i)) for i in range(4)],
+    "ov_pair": rank(ov_circuit(layer, 0) + ov_circuit(layer, 1)),
+    "ov_layer": rank(sum(ov_circuit(layer, i) for i in range(4))),
+    "gqa_ov_pair": rank(ov_circuit(gqa, 0) + ov_circuit(gqa, 1)),
+    "gqa_ov_layer": rank(sum(ov_circuit(gqa, i) for i in range(4))),
+}
+''',
+    },
+    {
+        "exercise": "07.9",
+        "mistake": "assigns query heads to key/value heads round-robin (i mod h_kv) instead of "
+                   "in consecutive groups (i // (h / h_kv)): in gqa heads 0 and 1 then read "
+                   "different value heads and their sum looks like rank 32",
+        "code": '''
+def qk_circuit(layer, i):
+    d_k, g = layer.d_k, i % layer.n_kv_heads
+    W_Q = layer.W_Q.weight.detach().T
+    W_K = layer.W_K.weight.detach().T
+    return W_Q[:, i * d_k:(i + 1) * d_k] @ W_K[:, g * d_k:(g + 1) * d_k].T
+
+
+def ov_circuit(layer, i):
+    d_k, g = layer.d_k, i % layer.n_kv_heads
+    W_V = layer.W_V.weight.detach().T
+    W_O = layer.W_O.weight.detach().T
+    return W_V[:, g * d_k:(g + 1) * d_k] @ W_O[i * d_k:(i + 1) * d_k]
+
+
+def rank(matrix):
+    return int(torch.linalg.matrix_rank(matrix))
+
+
+answer = {
+    "qk": [rank(qk_circuit(layer, i)) for i in range(4)],
+    "ov": [rank(ov_circuit(layer, i)) for i in range(4)],
+    "ov_pair": rank(ov_circuit(layer, 0) + ov_circuit(layer, 1)),
+    "ov_layer": rank(sum(ov_circuit(layer, i) for i in range(4))),
+    "gqa_ov_pair": rank(ov_circuit(gqa, 0) + ov_circuit(gqa, 1)),
+    "gqa_ov_layer": rank(sum(ov_circuit(gqa, i) for i in range(4))),
+}
+''',
+    },
+    {
+        "exercise": "07.9",
+        "mistake": "writes the ranks down from the multi-head bounds instead of computing them, "
+                   "and applies them to gqa too: 2 d_k = 32 and min(d, h d_k) = 64, although "
+                   "gqa's heads 0 and 1 share one value head and its W_V is only 32 wide",
+        "code": '''
+def qk_circuit(layer, i):
+    d_k, g = layer.d_k, i // (layer.n_heads // layer.n_kv_heads)
+    W_Q = layer.W_Q.weight.detach().T
+    W_K = layer.W_K.weight.detach().T
+    return W_Q[:, i * d_k:(i + 1) * d_k] @ W_K[:, g * d_k:(g + 1) * d_k].T
+
+
+def ov_circuit(layer, i):
+    d_k, g = layer.d_k, i // (layer.n_heads // layer.n_kv_heads)
+    W_V = layer.W_V.weight.detach().T
+    W_O = layer.W_O.weight.detach().T
+    return W_V[:, g * d_k:(g + 1) * d_k] @ W_O[i * d_k:(i + 1) * d_k]
+
+
+def rank(matrix):
+    return int(torch.linalg.matrix_rank(matrix))
+
+
+# every product passes through d_k per head, so the bounds are the ranks
+answer = {
+    "qk": [16] * 4,
+    "ov": [16] * 4,
+    "ov_pair": 32,
+    "ov_layer": 64,
+    "gqa_ov_pair": 32,
+    "gqa_ov_layer": 64,
+}
+''',
+    },
+    {
+        "exercise": "07.9",
+        "mistake": "rank returns torch.linalg.matrix_rank's 0-d tensor instead of a Python int, "
+                   "so every rank in the answer is a tensor",
+        "code": '''
+def qk_circuit(layer, i):
+    d_k, g = layer.d_k, i // (layer.n_heads // layer.n_kv_heads)
+    W_Q = layer.W_Q.weight.detach().T
+    W_K = layer.W_K.weight.detach().T
+    return W_Q[:, i * d_k:(i + 1) * d_k] @ W_K[:, g * d_k:(g + 1) * d_k].T
+
+
+def ov_circuit(layer, i):
+    d_k, g = layer.d_k, i // (layer.n_heads // layer.n_kv_heads)
+    W_V = layer.W_V.weight.detach().T
+    W_O = layer.W_O.weight.detach().T
+    return W_V[:, g * d_k:(g + 1) * d_k] @ W_O[i * d_k:(i + 1) * d_k]
+
+
+def rank(matrix):
+    return torch.linalg.matrix_rank(matrix)
+
+
+answer = {
+    "qk": [rank(qk_circuit(layer, i)) for i in range(4)],
+    "ov": [rank(ov_circuit(layer, i)) for i in range(4)],
+    "ov_pair": rank(ov_circuit(layer, 0) + ov_circuit(layer, 1)),
+    "ov_layer": rank(sum(ov_circuit(layer, i) for i in range(4))),
+    "gqa_ov_pair": rank(ov_circuit(gqa, 0) + ov_circuit(gqa, 1)),
+    "gqa_ov_layer": rank(sum(ov_circuit(gqa, i) for i in range(4))),
+}
+''',
+    },
 ]
