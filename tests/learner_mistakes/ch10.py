@@ -579,4 +579,206 @@ p = torch.softmax(logits, -1)
 answer = {"tau": tau, "entropy": -(p * p.log()).sum().item()}
 ''',
     },
+    # ------------------------------------------------------------------ 10.9
+    {
+        "exercise": "10.9",
+        "mistake": "predicts 'never' for both lengths, reasoning that a wider beam searches a "
+                   "superset of greedy's prefixes; but after step 2 width 2 may keep two "
+                   "continuations of the runner-up first token and drop greedy's prefix",
+        "code": '''
+# A beam of 2 always contains greedy's choice, so it can only do better.
+prediction = {2: "never", 3: "never"}
+lower, higher = [], []
+for n_new in (2, 3):
+    gap = torch.stack([
+        beam_search(model, p, n_new, beam_width=2)[1][0]
+        - beam_search(model, p, n_new, beam_width=1)[1][0]
+        for p in prompts
+    ])
+    lower.append(int((gap < -1e-6).sum()))
+    higher.append(int((gap > 1e-6).sum()))
+answer = {"lower": tuple(lower), "higher": tuple(higher)}
+''',
+    },
+    {
+        "exercise": "10.9",
+        "mistake": "predicts 'sometimes' for both lengths: misses that with 2 new tokens width 2 "
+                   "still holds greedy's first token at the last step, where it takes the best "
+                   "second token of every prefix it kept",
+        "code": '''
+# Beam search is a heuristic: it can lose to greedy at any length.
+prediction = {2: "sometimes", 3: "sometimes"}
+lower, higher = [], []
+for n_new in (2, 3):
+    gap = torch.stack([
+        beam_search(model, p, n_new, beam_width=2)[1][0]
+        - beam_search(model, p, n_new, beam_width=1)[1][0]
+        for p in prompts
+    ])
+    lower.append(int((gap < -1e-6).sum()))
+    higher.append(int((gap > 1e-6).sum()))
+answer = {"lower": tuple(lower), "higher": tuple(higher)}
+''',
+    },
+    {
+        "exercise": "10.9",
+        "mistake": "takes width 2's last hypothesis (index -1, its runner-up) instead of the "
+                   "first, forgetting that beam_search returns its hypotheses best first",
+        "code": '''
+# 2 tokens: width 2 keeps greedy's first token and picks the best second
+# token of each kept prefix. 3 tokens: greedy's prefix can be dropped.
+prediction = {2: "never", 3: "sometimes"}
+lower, higher = [], []
+for n_new in (2, 3):
+    gap = torch.stack([
+        beam_search(model, p, n_new, beam_width=2)[1][-1]
+        - beam_search(model, p, n_new, beam_width=1)[1][0]
+        for p in prompts
+    ])
+    lower.append(int((gap < -1e-6).sum()))
+    higher.append(int((gap > 1e-6).sum()))
+answer = {"lower": tuple(lower), "higher": tuple(higher)}
+''',
+    },
+    {
+        "exercise": "10.9",
+        "mistake": "compares the scores exactly (gap < 0, gap > 0) without the 1e-6 margin, so "
+                   "prompts where both widths find the same text but score it in different last "
+                   "digits are counted as lower or higher",
+        "code": '''
+# 2 tokens: width 2 keeps greedy's first token and picks the best second
+# token of each kept prefix. 3 tokens: greedy's prefix can be dropped.
+prediction = {2: "never", 3: "sometimes"}
+lower, higher = [], []
+for n_new in (2, 3):
+    gap = torch.stack([
+        beam_search(model, p, n_new, beam_width=2)[1][0]
+        - beam_search(model, p, n_new, beam_width=1)[1][0]
+        for p in prompts
+    ])
+    lower.append(int((gap < 0).sum()))
+    higher.append(int((gap > 0).sum()))
+answer = {"lower": tuple(lower), "higher": tuple(higher)}
+''',
+    },
+    {
+        "exercise": "10.9",
+        "mistake": "subtracts the other way round (greedy minus width 2), so the counts of "
+                   "'lower' and 'higher' come out swapped",
+        "code": '''
+# 2 tokens: width 2 keeps greedy's first token and picks the best second
+# token of each kept prefix. 3 tokens: greedy's prefix can be dropped.
+prediction = {2: "never", 3: "sometimes"}
+lower, higher = [], []
+for n_new in (2, 3):
+    gap = torch.stack([
+        beam_search(model, p, n_new, beam_width=1)[1][0]
+        - beam_search(model, p, n_new, beam_width=2)[1][0]
+        for p in prompts
+    ])
+    lower.append(int((gap < -1e-6).sum()))
+    higher.append(int((gap > 1e-6).sum()))
+answer = {"lower": tuple(lower), "higher": tuple(higher)}
+''',
+    },
+    # ----------------------------------------------------------------- 10.10
+    {
+        "exercise": "10.10",
+        "mistake": "predicts 'earlier' from the idea of exposure bias, which only acts after a "
+                   "first mistake: up to it the free-running decoder reads the correct prefix",
+        "code": '''
+# Free-running feeds its own outputs, so errors come sooner.
+prediction = "earlier"
+with torch.no_grad():
+    forced = sorter(*test.inputs).argmax(-1)
+free = greedy_decode(sorter, test.source, 9, bos_id=BOS, eos_id=EOS)
+wrong = {"forced": forced != test.target_out, "free": free != test.target_out}
+first = [torch.where(w.any(1), w.long().argmax(1), 9) for w in wrong.values()]
+answer = {mode: w.float().mean(0) for mode, w in wrong.items()}
+answer["same_first"] = int((first[0] == first[1]).sum())
+''',
+    },
+    {
+        "exercise": "10.10",
+        "mistake": "finds the first mistake with argmax on every row, without the rows that "
+                   "have none: a string with no mistake gets position 0, as if it had failed on "
+                   "its first digit",
+        "code": '''
+# Up to its first mistake the free-running prefix is the correct prefix.
+prediction = "same"
+with torch.no_grad():
+    forced = sorter(*test.inputs).argmax(-1)
+free = greedy_decode(sorter, test.source, 9, bos_id=BOS, eos_id=EOS)
+wrong = {"forced": forced != test.target_out, "free": free != test.target_out}
+first = [w.long().argmax(1) for w in wrong.values()]
+answer = {mode: w.float().mean(0) for mode, w in wrong.items()}
+answer["same_first"] = int((first[0] == first[1]).sum())
+''',
+    },
+    {
+        "exercise": "10.10",
+        "mistake": "averages the errors over the wrong axis (mean(1), over positions): gives one "
+                   "rate per string, 300 values, instead of one per position",
+        "code": '''
+# Up to its first mistake the free-running prefix is the correct prefix.
+prediction = "same"
+with torch.no_grad():
+    forced = sorter(*test.inputs).argmax(-1)
+free = greedy_decode(sorter, test.source, 9, bos_id=BOS, eos_id=EOS)
+wrong = {"forced": forced != test.target_out, "free": free != test.target_out}
+first = [torch.where(w.any(1), w.long().argmax(1), 9) for w in wrong.values()]
+answer = {mode: w.float().mean(1) for mode, w in wrong.items()}
+answer["same_first"] = int((first[0] == first[1]).sum())
+''',
+    },
+    {
+        "exercise": "10.10",
+        "mistake": "scores both modes against test.target_in (BOS + sorted digits, the decoder's "
+                   "input) instead of test.target_out: every prediction is compared with the "
+                   "token one position earlier",
+        "code": '''
+# Up to its first mistake the free-running prefix is the correct prefix.
+prediction = "same"
+with torch.no_grad():
+    forced = sorter(*test.inputs).argmax(-1)
+free = greedy_decode(sorter, test.source, 9, bos_id=BOS, eos_id=EOS)
+wrong = {"forced": forced != test.target_in, "free": free != test.target_in}
+first = [torch.where(w.any(1), w.long().argmax(1), 9) for w in wrong.values()]
+answer = {mode: w.float().mean(0) for mode, w in wrong.items()}
+answer["same_first"] = int((first[0] == first[1]).sum())
+''',
+    },
+    {
+        "exercise": "10.10",
+        "mistake": "gives the accuracy at each position (share of correct tokens) instead of "
+                   "the error rate asked for",
+        "code": '''
+# Up to its first mistake the free-running prefix is the correct prefix.
+prediction = "same"
+with torch.no_grad():
+    forced = sorter(*test.inputs).argmax(-1)
+free = greedy_decode(sorter, test.source, 9, bos_id=BOS, eos_id=EOS)
+right = {"forced": forced == test.target_out, "free": free == test.target_out}
+wrong = {mode: ~r for mode, r in right.items()}
+first = [torch.where(w.any(1), w.long().argmax(1), 9) for w in wrong.values()]
+answer = {mode: r.float().mean(0) for mode, r in right.items()}
+answer["same_first"] = int((first[0] == first[1]).sum())
+''',
+    },
+    {
+        "exercise": "10.10",
+        "mistake": "gives same_first as the fraction of strings (a float between 0 and 1) "
+                   "instead of their count",
+        "code": '''
+# Up to its first mistake the free-running prefix is the correct prefix.
+prediction = "same"
+with torch.no_grad():
+    forced = sorter(*test.inputs).argmax(-1)
+free = greedy_decode(sorter, test.source, 9, bos_id=BOS, eos_id=EOS)
+wrong = {"forced": forced != test.target_out, "free": free != test.target_out}
+first = [torch.where(w.any(1), w.long().argmax(1), 9) for w in wrong.values()]
+answer = {mode: w.float().mean(0) for mode, w in wrong.items()}
+answer["same_first"] = float((first[0] == first[1]).float().mean())
+''',
+    },
 ]
