@@ -9,10 +9,20 @@ or counted twice, another unit; the temperature multiplied, −∞ replaced by 0
 logits; √d_k replaced by d_k or √(t + 1), the new key in the value cache; unclipped, summed or
 set-based n-gram counts), tests edge inputs (large logits and scores, an exp without the maximum
 subtracted overflows) and names what matches.
+
+The predict-then-run exercises (10.8–10.10) take the reader's ``prediction`` besides the measured
+answer. The measurement is graded first — for 10.9 and 10.10 against a recomputation from the
+reader's own model and data (a batched beam search and a greedy loop written here), never against
+a number from one training run — then a missing prediction is "not attempted", and a present one
+is compared with what the run showed, in a line printed before the verdict: a wrong guess is not a
+failed exercise. What is compared is a fact that holds for every model (width 2 cannot end below
+greedy with 2 new tokens but can with 3; the first mistake falls at the same position in both
+decoding modes); what depends on the run is reported as this run's.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from collections import Counter
@@ -23,15 +33,19 @@ from torch.nn import functional as F
 
 from tformer.checks.core import (
     Mistake,
+    NotAttempted,
     Wrong,
     as_number,
+    as_tuple,
     call_reader,
     exercise,
     expect_number,
     expect_tensor,
+    is_missing,
     shown,
     to_array,
 )
+from tformer.checks.language import translate
 
 SENTENCE = ["<start>", "ein", "kleiner", "hund", "<end>"]
 SOURCE = ("a", "small", "dog")
@@ -621,11 +635,31 @@ def _half_temperature() -> float:
     return math.sqrt(low * high)
 
 
+def _choice(prediction, options: tuple[str, ...], form: str) -> str:
+    """The reader's prediction as one of ``options`` (lower case). A missing prediction is
+    :class:`NotAttempted` (the run alone is not the exercise); anything else is :class:`Wrong`."""
+    if is_missing(prediction):
+        raise NotAttempted(f"the run is right, but the prediction is missing: set {form} (what "
+                           "you expect before running) and run the check again")
+    if isinstance(prediction, str) and prediction.strip().lower() in options:
+        return prediction.strip().lower()
+    raise Wrong(f"write the prediction as {form}; got {_short_repr(prediction)}")
+
+
+def _short_repr(value) -> str:
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a reader's object may fail to print
+        text = f"a {type(value).__name__}"
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
 @exercise("10.8", "Predict, then run: the temperature of a coin flip")
-def ex8(answer) -> None:
+def ex8(answer, prediction=None) -> None:
     """``answer``: dict ``{"tau": float, "entropy": float}`` for the logits
     :data:`TEMPERATURE_LOGITS`: the τ at which the top token's probability is 1/2, and the
-    entropy (nats) of softmax(z / τ) there."""
+    entropy (nats) of softmax(z / τ) there. ``prediction``: ``"above"`` or ``"below"`` (1), the
+    guess made before running; once the run is right it is compared with the run."""
     if not isinstance(answer, Mapping) or not {"tau", "entropy"} <= set(answer):
         raise Wrong('answer should be a dict {"tau": ..., "entropy": ...}')
     tau = _half_temperature()
@@ -666,6 +700,370 @@ def ex8(answer) -> None:
                     "six tokens")
     expect_number(value, entropy, name="the entropy (nats)", rel_tol=2e-3,
                   rounding_tol=0.01)
+    choice = _choice(prediction, ("above", "below"), 'prediction = "above" or "below"')
+    top_at_1 = _top_probability(1.0)
+    if choice == "above":
+        print(translate(f'your prediction "above": right — at τ = 1 the top token already has '
+                        f"{top_at_1:.3f}, more than 1/2, and a higher temperature flattens the "
+                        f"distribution, so its share falls to 1/2 only at τ = {tau:.4f}"))
+    else:
+        print(translate(f'your prediction "below": the run says τ = {tau:.4f}, above 1 — at '
+                        f"τ = 1 the top token already has {top_at_1:.3f}, more than 1/2, and "
+                        "only a higher temperature, which flattens the distribution, brings "
+                        "its share down to 1/2"))
+
+
+# ---------------------------------------------------------------------------------------------
+# 10.9: beam width
+
+
+BEAM_LENGTHS = (2, 3)
+"""Exercise 10.9 searches continuations of 2 and of 3 new tokens."""
+BEAM_TOLERANCE = 1e-6
+"""Log-probabilities closer than this count as equal: one text scored in batches of different
+sizes can differ in its last digits."""
+_INTEGER_DTYPES = (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8)
+
+
+def _as_prompts(prompts) -> torch.Tensor:
+    """The reader's prompts as one ``(N, T)`` long tensor, or :class:`Wrong`."""
+    if isinstance(prompts, list | tuple) and prompts and all(
+            isinstance(p, torch.Tensor) and p.ndim == 1 for p in prompts) and len(
+            {p.shape[0] for p in prompts}) == 1:
+        prompts = torch.stack(list(prompts))
+    if isinstance(prompts, torch.Tensor) and prompts.ndim == 1:
+        prompts = prompts[None]
+    if not isinstance(prompts, torch.Tensor) or prompts.ndim != 2 or \
+            prompts.dtype not in _INTEGER_DTYPES or 0 in prompts.shape:
+        raise Wrong("pass the prompts as the cell does: a tensor of token ids of shape "
+                    "(N, T), one prompt per row")
+    return prompts.long()
+
+
+@torch.no_grad()
+def _reference_beams(model, prompts: torch.Tensor, n_new: int, width: int) -> torch.Tensor:
+    """A width-``width`` beam search of ``n_new`` tokens for all prompts at once, written
+    independently of :mod:`tformer.generation` (no end token, no length penalty): the total
+    log-probabilities ``(N, width)`` of the hypotheses kept at the end, best first."""
+    count = prompts.shape[0]
+    sequences = prompts[:, None, :]
+    scores = torch.zeros(count, 1, dtype=torch.float64)
+    for _ in range(n_new):
+        kept = sequences.shape[1]
+        log_p = model(sequences.reshape(count * kept, -1))[:, -1].double().log_softmax(-1)
+        n_vocab = log_p.shape[-1]
+        candidates = (scores[..., None] + log_p.cpu().view(count, kept, n_vocab)).view(count, -1)
+        scores, flat = candidates.topk(min(width, candidates.shape[1]), dim=-1)
+        parents = (flat // n_vocab)[..., None].expand(-1, -1, sequences.shape[2])
+        new = (flat % n_vocab)[..., None].to(sequences.device)
+        sequences = torch.cat([sequences.gather(1, parents.to(sequences.device)), new], 2)
+    return scores
+
+
+def _beam_counts(model, prompts: torch.Tensor) -> dict[str, tuple[int, ...]]:
+    """Exercise 10.9's counts on the reader's model and prompts, per length in BEAM_LENGTHS:
+    ``lower`` / ``higher`` (width 2's best below / above greedy's by more than the tolerance),
+    ``ties`` and the counts a search comparing width 2's *second* hypothesis gives."""
+    if not callable(model):
+        raise Wrong(f"pass the model as the cell does (the language model from docs_lm()), "
+                    f"not a {type(model).__name__}")
+    device = next(iter(model.parameters()), torch.empty(0)).device if isinstance(
+        model, torch.nn.Module) else torch.device("cpu")
+    was_training = getattr(model, "training", False)
+    counts: dict[str, list[int]] = {key: [] for key in
+                                    ("lower", "higher", "ties", "second_lower", "second_higher")}
+    try:
+        if isinstance(model, torch.nn.Module):
+            model.eval()
+        for n_new in BEAM_LENGTHS:
+            greedy = _reference_beams(model, prompts.to(device), n_new, 1)[:, 0]
+            wide = _reference_beams(model, prompts.to(device), n_new, 2)
+            for key, column in (("", 0), ("second_", 1)):
+                difference = wide[:, min(column, wide.shape[1] - 1)] - greedy
+                counts[key + "lower"].append(int((difference < -BEAM_TOLERANCE).sum()))
+                counts[key + "higher"].append(int((difference > BEAM_TOLERANCE).sum()))
+            counts["ties"].append(int(((wide[:, 0] - greedy).abs() <= BEAM_TOLERANCE).sum()))
+    except Wrong:
+        raise
+    except Exception as error:  # noqa: BLE001 - the reader's model or prompts may not fit
+        raise Wrong(f"the model could not run on the prompts ({type(error).__name__}): pass "
+                    "the language model and the (N, T) prompts the cell builds") from None
+    finally:
+        if isinstance(model, torch.nn.Module):
+            model.train(was_training)
+    return {key: tuple(value) for key, value in counts.items()}
+
+
+def _count_pair(value, key: str) -> tuple[float, float]:
+    pair = as_tuple(value, 2, f'answer["{key}"] = (count for 2 new tokens, count for 3 new '
+                              "tokens)")
+    return tuple(as_number(item, f'a count in answer["{key}"]') for item in pair)
+
+
+@exercise("10.9", "Predict, then run: can a wider beam do worse?")
+def ex9(answer, prediction=None, model=None, prompts=None) -> None:
+    """``answer``: ``{"lower": (l2, l3), "higher": (h2, h3)}``, the number of prompts on which
+    width 2's best continuation of 2 (3) new tokens has a total log-probability below (above)
+    greedy decoding's by more than :data:`BEAM_TOLERANCE`. ``prediction``:
+    ``{2: "never" | "sometimes", 3: ...}``, whether width 2 can end below greedy. The counts are
+    recomputed on the reader's ``model`` and ``prompts`` ``(N, T)`` with a batched beam search
+    of this module's own."""
+    if not isinstance(answer, Mapping) or not {"lower", "higher"} <= set(answer):
+        raise Wrong('answer should be a dict {"lower": (lower_2, lower_3), '
+                    '"higher": (higher_2, higher_3)}: counts of prompts for 2 and 3 new tokens')
+    given = {key: _count_pair(answer[key], key) for key in ("lower", "higher")}
+    if model is None or prompts is None:
+        raise NotAttempted("pass the model and the prompts as the cell does: "
+                           "ex9(answer, prediction, model, prompts)")
+    prompts = _as_prompts(prompts)
+    counts = _beam_counts(model, prompts)
+    n_prompts = prompts.shape[0]
+    second = (counts["second_lower"], counts["second_higher"])
+    if (given["lower"], given["higher"]) == second != (counts["lower"], counts["higher"]):
+        raise Wrong("you compared width 2's second hypothesis: beam_search returns its "
+                    "hypotheses best first, so compare scores[0] with greedy's")
+    for key, other in (("lower", "higher"), ("higher", "lower")):
+        right, mine = counts[key], given[key]
+        if mine == right:
+            continue
+        if mine == right[::-1]:
+            raise Wrong(f'your "{key}" counts are in the wrong order: give (2 new tokens, '
+                        "3 new tokens)")
+        if mine == counts[other]:
+            raise Wrong(f'those are the "{other}" counts: "lower" counts the prompts where '
+                        "width 2's best log-probability is below greedy's, \"higher\" those "
+                        "where it is above")
+        if any(0 < x < 1 for x in mine) and all(
+                math.isclose(x, r / n_prompts, abs_tol=1e-9) for x, r in zip(mine, right)):
+            raise Wrong(f"give counts of prompts (out of {n_prompts}), not fractions")
+        if mine == tuple(r + t for r, t in zip(right, counts["ties"])):
+            raise Wrong(f'you counted the ties as "{key}": width 2 found exactly '
+                        f"greedy's log-probability on {counts['ties'][0]} and "
+                        f"{counts['ties'][1]} prompts — count only differences larger than 10⁻⁶")
+        length = BEAM_LENGTHS[0] if mine[0] != right[0] else BEAM_LENGTHS[1]
+        raise Wrong(f'your "{key}" count for {length} new tokens is not what these prompts '
+                    f"give: compare beam_search(model, prompt, {length}, beam_width=2)'s best "
+                    "score with beam_width=1's, prompt by prompt, with the 10⁻⁶ margin")
+    choices = _beam_prediction(prediction)
+    lower_2, lower_3 = counts["lower"]
+    said = choices[2]
+    if said == "never":
+        print(translate(f"2 new tokens, \"{said}\": right — width 2 keeps greedy's first token, "
+                        "and its last step picks the best second token for every prefix it "
+                        "kept, so it can never end below greedy (this run: "
+                        f"{lower_2} of {n_prompts} prompts)"))
+    else:
+        print(translate(f"2 new tokens, \"{said}\": not so — width 2 keeps greedy's first "
+                        "token, and its last step picks the best second token for every prefix "
+                        f"it kept, so it can never end below greedy (this run: {lower_2} of "
+                        f"{n_prompts} prompts)"))
+    said = choices[3]
+    why = ("at step 2 both of width 2's places can go to continuations of the runner-up first "
+           "token, so greedy's two-token prefix is dropped — though with its third token it "
+           "would have scored higher")
+    if lower_3 and said == "sometimes":
+        print(translate(f'3 new tokens, "{said}": right — width 2 ended below greedy on '
+                        f"{lower_3} of {n_prompts} prompts: {why}"))
+    elif lower_3:
+        print(translate(f'3 new tokens, "{said}": the run disagrees — width 2 ended below '
+                        f"greedy on {lower_3} of {n_prompts} prompts: {why}"))
+    elif said == "sometimes":
+        print(translate(f'3 new tokens, "{said}": right in general, though these prompts show '
+                        f"no case: {why}"))
+    else:
+        print(translate(f'3 new tokens, "{said}": these prompts show no case, but nothing '
+                        f"guarantees it: {why}"))
+
+
+def _beam_prediction(prediction) -> dict[int, str]:
+    form = 'prediction = {2: "never" or "sometimes", 3: "never" or "sometimes"}'
+    if is_missing(prediction):
+        raise NotAttempted(f"the run is right, but the prediction is missing: set {form} (what "
+                           "you expect before running) and run the check again")
+    if isinstance(prediction, Mapping):
+        found = {}
+        for key, value in prediction.items():
+            if isinstance(key, int | str) and str(key).strip() in ("2", "3") and isinstance(
+                    value, str) and value.strip().lower() in ("never", "sometimes"):
+                found[int(str(key).strip())] = value.strip().lower()
+        if set(found) == {2, 3}:
+            return found
+    raise Wrong(f"write the prediction as {form}; got {_short_repr(prediction)}")
+
+
+# ---------------------------------------------------------------------------------------------
+# 10.10: exposure bias
+
+
+@torch.no_grad()
+def _two_modes(model, test) -> tuple[torch.Tensor, torch.Tensor]:
+    """Teacher-forced and free-running (greedy) outputs ``(B, T)`` of an encoder–decoder on a
+    :class:`~tformer.data.sorting.SortingBatch`, the greedy loop written here (after the first
+    end token a row is padded with it, as :func:`tformer.generation.greedy_decode` does)."""
+    from tformer.data.sorting import BOS, EOS
+
+    forced = model(test.source, test.target_in).argmax(-1)
+    memory = model.encode(test.source)
+    tokens = torch.full((test.source.shape[0], 1), BOS, dtype=torch.long)
+    done = torch.zeros(test.source.shape[0], dtype=torch.bool)
+    for _ in range(test.target_out.shape[1]):
+        next_token = model.decode(tokens, memory)[:, -1].argmax(-1)
+        next_token = torch.where(done, torch.full_like(next_token, EOS), next_token)
+        done |= next_token == EOS
+        tokens = torch.cat([tokens, next_token[:, None]], 1)
+    return forced, tokens[:, 1:]
+
+
+def _first_mistake(wrong: torch.Tensor) -> torch.Tensor:
+    """The position of each row's first True ``(B,)``; the row length where there is none."""
+    none = torch.full((wrong.shape[0],), wrong.shape[1])
+    return torch.where(wrong.any(1), wrong.long().argmax(1), none)
+
+
+def _sorter_run(model, test):
+    """Everything exercise 10.10 measures, recomputed from the reader's sorter and strings."""
+    from tformer.data.sorting import BOS, valid_next_tokens
+
+    parts = [getattr(test, name, None) for name in ("source", "target_in", "target_out")]
+    if not all(isinstance(p, torch.Tensor) and p.ndim == 2 and p.dtype == torch.int64
+               for p in parts) or parts[0].shape[0] != parts[2].shape[0] or \
+            parts[1].shape != parts[2].shape:
+        raise Wrong("pass the test strings as the cell does: the SortingBatch from "
+                    "sorting_batch(...), with .source, .target_in and .target_out")
+    if not all(callable(getattr(model, name, None)) for name in ("encode", "decode")):
+        raise Wrong("pass the sorter as the cell does: the encoder–decoder from train_sorter()")
+    was_training = getattr(model, "training", False)
+    try:
+        model.eval()
+        forced, free = _two_modes(model, test)
+        tolerant_expected, live = valid_next_tokens(test.source, free)
+    except Exception as error:  # noqa: BLE001 - the reader's model may not fit the strings
+        raise Wrong(f"the sorter could not run on the strings ({type(error).__name__}): pass "
+                    "the model from train_sorter() and the batch from sorting_batch()") from None
+    finally:
+        model.train(was_training)
+    target_in, target_out = test.target_in, test.target_out
+    wrong_forced, wrong_free = forced != target_out, free != target_out
+    with_bos = torch.cat([torch.full_like(free[:, :1], BOS), free], 1)
+    first_forced, first_free = _first_mistake(wrong_forced), _first_mistake(wrong_free)
+    tolerant = (free != tolerant_expected) & live
+    return {
+        "forced": wrong_forced.double().mean(0), "free": wrong_free.double().mean(0),
+        "forced_unshifted": (forced != target_in).double().mean(0),
+        "free_unshifted": (free != target_in).double().mean(0),
+        "free_with_bos": (with_bos[:, :-1] != target_out).double().mean(0),
+        "free_tolerant": tolerant.double().sum(0) / live.sum(0).clamp(min=1),
+        "same_first": int((first_forced == first_free).sum()),
+        "perfect": int((~wrong_forced.any(1)).sum()),
+        "outputs_agree": int((forced == free).all(1).sum()),
+        "same_count": int((wrong_forced.sum(1) == wrong_free.sum(1)).sum()),
+        "strings": target_out.shape[0],
+    }
+
+
+def _check_rates(value, run: dict, key: str, other: str, name: str) -> None:
+    right = run[key]
+    positions, strings = right.shape[0], run["strings"]
+    rates = to_array(value, name)
+    if rates.shape == (strings,):
+        raise Wrong(f"{name}: you averaged over the positions (dim=1), one number per string; "
+                    f"average over the {strings} strings (dim=0), one rate per output position")
+    if rates.shape == (positions + 1,):
+        raise Wrong(f"{name}: {positions + 1} entries, one too many — drop the start token: "
+                    f"there are {positions} outputs (the digits and the end token)")
+    if rates.shape == (positions - 1,):
+        raise Wrong(f"{name}: {positions - 1} entries, one too few — the end token is an "
+                    f"output too: score all {positions} positions")
+    variants = [
+        (run[other], "those are the teacher-forced error rates" if other == "forced" else
+         "those are the free-running error rates"),
+        (1 - right, "those are accuracies — give the error rate, the share of wrong outputs"),
+        (right * strings, f"those are counts — divide by the {strings} strings for a rate"),
+        (100 * right, "those are percentages — give each rate as a fraction between 0 and 1"),
+        (run[key + "_unshifted"], "you compared the outputs with target_in, the decoder's "
+                                  "input; score them against target_out, the token each "
+                                  "position must predict"),
+    ]
+    if key == "free":
+        variants += [
+            (run["free_tolerant"], "that is the shift-tolerant error (valid_next_tokens); "
+                                   "score the free-running outputs position by position "
+                                   "against target_out, like the teacher-forced ones"),
+            (run["free_with_bos"], "your outputs are shifted by one: greedy_decode's outputs "
+                                   "start with the first digit, not with the start token"),
+        ]
+    if rates.shape == tuple(right.shape):
+        given = torch.from_numpy(rates)
+        if torch.allclose(given, right, atol=1e-6):
+            return
+        for variant, hint in variants:
+            if not torch.allclose(variant, right, atol=1e-6) and torch.allclose(
+                    given, variant, atol=1e-6):
+                raise Wrong(f"{name} are not right: {hint}")
+    expect_tensor(rates, right, name=name, axes=("output positions",), atol=1e-6)
+
+
+@exercise("10.10", "Predict, then run: where does free-running go wrong first?")
+def ex10(answer, prediction=None, model=None, test=None) -> None:
+    """``answer``: ``{"forced": (T,), "free": (T,), "same_first": int}`` — the error rate at each
+    output position teacher-forced and free-running (greedy), scored against ``target_out``, and
+    the number of strings whose first mistake is at the same position in both modes (a string
+    without a mistake counts as the same). ``prediction``: ``"earlier"``, ``"same"`` or
+    ``"later"`` — where free-running makes a string's first mistake. Everything is recomputed
+    from the reader's ``model`` (the sorter) and ``test`` (a ``SortingBatch``)."""
+    if not isinstance(answer, Mapping) or not {"forced", "free", "same_first"} <= set(answer):
+        raise Wrong('answer should be a dict {"forced": error rates, "free": error rates, '
+                    '"same_first": number of strings}')
+    if model is None or test is None:
+        raise NotAttempted("pass the sorter and the test strings as the cell does: "
+                           "ex10(answer, prediction, sorter, test)")
+    run = _sorter_run(model, test)
+    _check_rates(answer["forced"], run, "forced", "free", "the teacher-forced error rates")
+    _check_rates(answer["free"], run, "free", "forced", "the free-running error rates")
+    same, strings = run["same_first"], run["strings"]
+    value = as_number(answer["same_first"], "the number of strings with the same first mistake")
+    given_count = answer["same_first"]
+    integer_typed = isinstance(given_count, int) or (
+        isinstance(given_count, torch.Tensor) and not given_count.is_floating_point())
+    variants = [
+        (None if integer_typed else same / strings,
+         f"give the number of strings (out of {strings}), not a fraction"),
+        (same - run["perfect"], f"the strings without any mistake ({run['perfect']} here) "
+                                "count too: their first mistake is the same (there is none) in "
+                                "both modes"),
+        (run["outputs_agree"], "that counts the strings whose outputs agree at every position; "
+                               "compare only the position of each string's first mistake"),
+        (run["same_count"], "that counts the strings with as many mistakes in both modes; "
+                            "compare the position of each string's first mistake"),
+        (strings - same, "that counts the strings whose first mistakes differ; give those "
+                         "where it is at the same position"),
+    ]
+    for wrong, hint in variants:
+        if wrong is not None and wrong != same and math.isclose(value, wrong, abs_tol=1e-9):
+            raise Wrong(hint)
+    expect_number(value, same, name="the number of strings with the same first mistake")
+    choice = _choice(prediction, ("earlier", "same", "later"),
+                     'prediction = "earlier", "same" or "later"')
+    gap = run["free"] - run["forced"]
+    worst = int(gap.argmax())
+    if gap[worst] > 0:
+        report = (f"in this run free-running is worse at {int((gap > 0).sum())} of the "
+                  f"{gap.shape[0]} positions, most at position {worst + 1} "
+                  f"({run['free'][worst]:.1%} against {run['forced'][worst]:.1%})")
+    else:
+        report = "in this run free-running is nowhere worse than teacher forcing"
+    rest = "" if same == strings else (f" (the other {strings - same} can differ only through "
+                                       "the rounding of a near-tie)")
+    if choice == "same":
+        print(translate(f'your prediction "same": right — up to its first mistake a string is '
+                        "read the same way in both modes, the correct prefix, so the mistake "
+                        f"falls at the same position: {same} of {strings} strings{rest}; "
+                        f"exposure bias can only act after it — {report}"))
+    else:
+        print(translate(f'your prediction "{choice}": the run disagrees — the first mistake '
+                        f"falls at the same position in {same} of {strings} strings{rest}: up "
+                        "to it both modes read the same correct prefix, so they cannot differ "
+                        f"before it; exposure bias can only act after it — {report}"))
 
 
 def _top_k_softmax_all(logits, k, temperature):
@@ -730,6 +1128,62 @@ def _cached_step_with(weights_of, key_cache=None, value_cache=None):
     return step
 
 
+class _LazyArgs:
+    """Checker arguments built on first use (so importing this module builds no model)."""
+
+    def __init__(self, build) -> None:
+        self.build = build
+
+    def __iter__(self):
+        return iter(self.build())
+
+
+@functools.cache
+def _beam_lab():
+    """Exercise 10.9's model and its first 50 prompts (the mistakes of 10.9)."""
+    from tformer.pretrained import docs_lm, split_tokens
+
+    model, tokenizer = docs_lm()
+    prompts = split_tokens(tokenizer)[1][: 100 * 180].view(100, 180)[:50, :16]
+    return model, prompts, _beam_counts(model, prompts)
+
+
+def _beam_answer(**changes):
+    def answer():
+        counts = _beam_lab()[2]
+        right = {"lower": counts["lower"], "higher": counts["higher"]}
+        return {key: change(counts) for key, change in changes.items()} | {
+            key: value for key, value in right.items() if key not in changes}
+
+    return answer
+
+
+_BEAM_ARGS = _LazyArgs(lambda: ({2: "never", 3: "sometimes"}, *_beam_lab()[:2]))
+
+
+@functools.cache
+def _sorter_lab():
+    """A briefly trained sorter, strings of 6 digits and their run (the mistakes of 10.10)."""
+    from tformer.data.sorting import sorting_batch
+    from tformer.encoder_decoder import train_sorter
+
+    model, _ = train_sorter(seed=0, n_steps=60)
+    test = sorting_batch(100, 6, generator=torch.Generator().manual_seed(11))
+    return model, test, _sorter_run(model, test)
+
+
+def _sorter_answer(**changes):
+    def answer():
+        run = _sorter_lab()[2]
+        right = {"forced": run["forced"], "free": run["free"], "same_first": run["same_first"]}
+        return right | {key: change(run) for key, change in changes.items()}
+
+    return answer
+
+
+_SORTER_ARGS = _LazyArgs(lambda: ("same", *_sorter_lab()[:2]))
+
+
 _E_10_2 = _smoothed(1 - _EPS_10_2 + _EPS_10_2 / 4, _EPS_10_2 / 4)
 _KV_BYTES = 2 * 24 * 1024 * 1024 * 4 * 2
 
@@ -778,7 +1232,57 @@ MISTAKES: dict[str, list[Mistake]] = {
                 lambda: {"peak": (256 * 2000) ** -0.5, "quarter_step": 34000},
                 "start of training"),
     ],
+    "10.9": [
+        Mistake("lower and higher swapped",
+                _beam_answer(lower=lambda c: c["higher"], higher=lambda c: c["lower"]),
+                '"higher" counts', _BEAM_ARGS),
+        Mistake("ties counted as lower",
+                _beam_answer(lower=lambda c: tuple(a + b for a, b in zip(c["lower"], c["ties"]))),
+                "counted the ties", _BEAM_ARGS),
+        Mistake("width 2's second hypothesis compared",
+                _beam_answer(lower=lambda c: c["second_lower"],
+                             higher=lambda c: c["second_higher"]), "second hypothesis",
+                _BEAM_ARGS),
+        Mistake("fractions of the prompts",
+                _beam_answer(lower=lambda c: tuple(x / 50 for x in c["lower"]),
+                             higher=lambda c: tuple(x / 50 for x in c["higher"])),
+                "not fractions", _BEAM_ARGS),
+        Mistake("the lengths in the wrong order",
+                _beam_answer(lower=lambda c: c["lower"][::-1], higher=lambda c: c["higher"][::-1]),
+                "wrong order", _BEAM_ARGS),
+        Mistake("one number per key", _beam_answer(lower=lambda c: sum(c["lower"])),
+                "give 2 values", _BEAM_ARGS),
+        Mistake("a prediction that is not one of the options", _beam_answer(),
+                "write the prediction as", _LazyArgs(lambda: ("never", *_beam_lab()[:2]))),
+    ],
+    "10.10": [
+        Mistake("the two modes swapped",
+                _sorter_answer(forced=lambda r: r["free"], free=lambda r: r["forced"]),
+                "free-running error rates", _SORTER_ARGS),
+        Mistake("teacher-forced outputs scored against target_in",
+                _sorter_answer(forced=lambda r: r["forced_unshifted"]), "target_in",
+                _SORTER_ARGS),
+        Mistake("accuracies, not error rates", _sorter_answer(free=lambda r: 1 - r["free"]),
+                "accuracies", _SORTER_ARGS),
+        Mistake("free-running scored shift-tolerantly",
+                _sorter_answer(free=lambda r: r["free_tolerant"]), "shift-tolerant",
+                _SORTER_ARGS),
+        Mistake("free-running outputs shifted by the start token",
+                _sorter_answer(free=lambda r: r["free_with_bos"]), "shifted by one",
+                _SORTER_ARGS),
+        Mistake("the share of strings, not their number",
+                _sorter_answer(same_first=lambda r: r["same_first"] / r["strings"]),
+                "not a fraction", _SORTER_ARGS),
+        Mistake("strings whose outputs agree everywhere",
+                _sorter_answer(same_first=lambda r: r["outputs_agree"]),
+                "agree at every position", _SORTER_ARGS),
+        Mistake("a prediction that is not one of the options", _sorter_answer(),
+                "write the prediction as", _LazyArgs(lambda: ("yes", *_sorter_lab()[:2]))),
+    ],
     "10.8": [
+        Mistake("a prediction that is not one of the options",
+                lambda: {"tau": _half_temperature(), "entropy": _entropy(_half_temperature())},
+                "write the prediction as", (1.5,)),
         Mistake("τ multiplies the logits", lambda: {"tau": 1 / _half_temperature(),
                                                      "entropy": _entropy(_half_temperature())},
                 "temperature divides"),
