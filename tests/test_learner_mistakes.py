@@ -27,6 +27,27 @@ TEMPLATE = re.compile(r"differs from the expected values; the largest difference
                       r"|\bis not right$")
 
 
+# Corpus mistakes a checker rightly accepts, with the reason (exercise, start of the mistake's
+# description). In a predict-then-run exercise only the measurement is graded: a wrong
+# prediction is answered by the line the checker prints before its verdict (why the run bears it
+# out or not), never failed. Two measurements equal the right one on the exercise's own data.
+ACCEPTED_BY_DESIGN = {
+    ("10.9", "predicts 'never' for both lengths"): "a prediction is reported, not graded",
+    ("10.9", "predicts 'sometimes' for both lengths"): "a prediction is reported, not graded",
+    ("10.10", "predicts 'earlier'"): "a prediction is reported, not graded",
+    ("10.9", "compares the scores exactly"): "no prompt of the exercise has a gap between 0 and "
+                                             "10⁻⁶: the counts are the right ones",
+    ("10.10", "finds the first mistake with argmax on every row"):
+        "both modes make their first mistake at the same position or none, so a string without "
+        "one counts as \"same\" either way: the count is the right one",
+}
+
+
+def _by_design(outcome: dict) -> bool:
+    return any(outcome["exercise"] == eid and outcome["mistake"].startswith(start)
+               for eid, start in ACCEPTED_BY_DESIGN)
+
+
 def is_template(message: str) -> bool:
     """A hint that only says the answer differs (the checkers' last resort)."""
     return bool(TEMPLATE.search(message.strip()))
@@ -61,11 +82,19 @@ def test_the_corpus_covers_every_exercise_three_times(outcomes):
     assert len(exercises) >= 80 and not thin, f"exercises with fewer than 3 mistakes: {thin}"
 
 
+def test_every_mistake_accepted_by_design_is_in_the_corpus(outcomes):
+    """The exceptions name real entries (a reworded or deleted mistake leaves no stale pass)."""
+    for eid, start in ACCEPTED_BY_DESIGN:
+        assert any(o["exercise"] == eid and o["mistake"].startswith(start) for o in outcomes), (
+            f"{eid}: no corpus mistake starts with {start!r}")
+
+
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_no_mistake_is_accepted_and_hints_name_the_mistake(chapter, outcomes):
     mine = [o for o in outcomes if o["exercise"].startswith(chapter + ".")]
     assert mine, f"no outcome for chapter {chapter}"
-    accepted = [f"{o['exercise']}: {o['mistake']}" for o in mine if o["status"] == "passed"]
+    accepted = [f"{o['exercise']}: {o['mistake']}" for o in mine
+                if o["status"] == "passed" and not _by_design(o)]
     crashed = [f"{o['exercise']}: {o['mistake']} -> {o['message']}" for o in mine
                if o["status"] not in ("passed", "wrong")]
     templates = [f"{o['exercise']}: {o['mistake']} -> {o['message']}" for o in mine
