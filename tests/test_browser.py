@@ -574,15 +574,6 @@ PLAYER_WIDTH = 320
 # tables) without the scroll cue or wider than the viewport; players whose controls do not fit
 # them (each held to `playerWidth` px if given: the narrowest column a player must fit).
 FIT_JS = r"""async ([breakpoint, playerWidth]) => {
-    // Below 992 px the book lets the browser skip laying out sections far from the viewport
-    // (content-visibility: auto, assets/book.css), whose containment would clip what sticks
-    // out of them: lay every section out, so an overflow anywhere on the page is seen.
-    if (!document.getElementById("book-fit-check")) {
-        const all = document.createElement("style");
-        all.id = "book-fit-check";
-        all.textContent = ".bd-article section { content-visibility: visible !important; }";
-        document.head.append(all);
-    }
     for (let i = 0; i < 2; i++) await new Promise(requestAnimationFrame);  // the resize laid out
     const vw = innerWidth, found = {scroll: document.documentElement.scrollWidth, inner: vw,
         out: [], notes: [], cues: [], players: [], playerCount: 0};

@@ -538,8 +538,8 @@ ADMONITION_ICONS = {
 ICONS_CSS = "book-icons.css"
 
 
-def _mask_url(name: str) -> str:
-    width, height, path = _font_awesome_icons()["solid"][name]
+def _mask_url(name: str, style: str = "solid") -> str:
+    width, height, path = _font_awesome_icons()[style][name]
     svg = f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}"><path d="{path}"/></svg>'
     return f"url(\"data:image/svg+xml;base64,{base64.b64encode(svg.encode()).decode()}\")"
 
@@ -554,7 +554,15 @@ def icons_css() -> str:
         "mask:var(--book-icon) center/contain no-repeat}",
         "div.solution>.admonition-title::after{content:none!important}",
         ".bd-sidebar-secondary.hide:not(:hover) .onthispage::after{content:none}",
+        # The theme marks links to GitHub and GitLab with the brand's glyph (the brands font).
+        "a.github::before,a.gitlab::before{content:\"\"!important;font:inherit;"
+        "display:inline-block;width:.9em;height:.9em;vertical-align:-.1em;"
+        "background-color:var(--pst-color-text-muted);"
+        "-webkit-mask:var(--book-icon) center/contain no-repeat;"
+        "mask:var(--book-icon) center/contain no-repeat}",
     ]
+    for kind in ("github", "gitlab"):
+        rules.append(f"a.{kind}::before{{--book-icon:{_mask_url(kind, 'brands')}}}")
     for kind, name in ADMONITION_ICONS.items():
         selector = f"div.admonition{'.' + kind if kind else ''}>.admonition-title::after"
         rules.append(f"{selector}{{--book-icon:{_mask_url(name)}}}")
