@@ -12,8 +12,9 @@ For each chapter the solution notebook (``solutions/NN_*.ipynb``) is run in one 
 cell, as a reader's kernel would run it. At each exercise, every mistake gets its own copy of the
 namespace as it stood at the exercise's heading: the exercise's cells run with the mistake's code
 executed right after the answer cells (so it replaces what they assign), then the check cell, whose
-:class:`~tformer.checks.core.Verdict` is recorded. The solution's own answer then runs, and the
-notebook goes on.
+:class:`~tformer.checks.core.Verdict` is recorded. The exercise's cells before its first answer
+cell (its data, a model it trains) run once; each mistake gets deep copies of what they made. The
+solution's own answer then runs, and the notebook goes on.
 
 ``python tools/mistake_corpus.py [05 ...] [--json out.json]`` prints one line per mistake;
 ``--dry`` runs the mistakes' code without any check (for the corpus's authors: a mistake must run).
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
+import copy
 import importlib.util
 import io
 import itertools
@@ -130,6 +132,28 @@ def _attempt(cells: list[dict], namespace: dict[str, Any], code: str | None) -> 
     return verdict
 
 
+_MISSING = object()
+
+
+def _split_given(cells: list[dict]) -> tuple[list[dict], list[dict]]:
+    """An exercise's cells before its first answer (or check) cell, and the rest."""
+    for index, cell in enumerate(cells):
+        if _is_check(cell) or any(mark in "".join(cell["source"]) for mark in ANSWER_MARKS):
+            return cells[:index], cells[index:]
+    return cells, []
+
+
+def _copy(value: Any) -> Any:
+    """A deep copy where one can be made (a mistake may change a model or a tensor in place),
+    else the value itself (modules, functions, classes)."""
+    if isinstance(value, type) or callable(value) and not hasattr(value, "state_dict"):
+        return value
+    try:
+        return copy.deepcopy(value)
+    except Exception:  # noqa: BLE001 - an object that cannot be copied is shared, as before
+        return value
+
+
 def run_chapter(chapter: str, dry: bool = False) -> list[Outcome]:
     corpus = load_corpus(chapter)
     notebook_path = next(SOLUTIONS.glob(f"{chapter}_*.ipynb"))
@@ -147,8 +171,17 @@ def run_chapter(chapter: str, dry: bool = False) -> list[Outcome]:
             for source in preamble:
                 _run(source, namespace)
         for exercise_id, cells in sections:
+            # The cells before the first answer cell (data, a model to train) do not depend on
+            # the answer: they run once, and each mistake gets its own copies of what they made.
+            given, cells = _split_given(cells)
+            base = dict(namespace)
+            with contextlib.redirect_stdout(io.StringIO()):
+                for cell in given:
+                    _run("".join(cell["source"]), base)
+            made = {name: value for name, value in base.items()
+                    if namespace.get(name, _MISSING) is not value}
             for mistake in (m for m in corpus if m["exercise"] == exercise_id):
-                trial = dict(namespace)
+                trial = {**base, **{name: _copy(value) for name, value in made.items()}}
                 start = time.perf_counter()
                 try:
                     with contextlib.redirect_stdout(io.StringIO()):
@@ -173,7 +206,8 @@ def run_chapter(chapter: str, dry: bool = False) -> list[Outcome]:
                     outcomes.append(Outcome(exercise_id, mistake["mistake"], verdict.status,
                                             verdict.message, seconds))
             with contextlib.redirect_stdout(io.StringIO()):
-                _attempt(cells, namespace, None)  # the solution, so later exercises can build on it
+                _attempt(cells, base, None)  # the solution, so later exercises can build on it
+            namespace = base
     finally:
         os.chdir(cwd)
     return outcomes
