@@ -242,7 +242,7 @@ def test_release_writes_the_version_and_every_setup_cell(tmp_path):
     notebook folders): pyproject says 7.8.9, every notebook's setup cell records and installs
     it, ``--check`` agrees; the real repository is not touched."""
     scratch = tmp_path / "repo"
-    for name in ("pyproject.toml", "_config.yml"):
+    for name in ("pyproject.toml", "_config.yml", "CONTRIBUTING.md"):
         (scratch / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / name, scratch / name)
     for folder in ("tools", "src", *setup_cell.NOTEBOOK_DIRS):
@@ -254,6 +254,7 @@ def test_release_writes_the_version_and_every_setup_cell(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert "git tag -a v7.8.9" in done.stdout and "git push origin main v7.8.9" in done.stdout
     assert 'version = "7.8.9"' in (scratch / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'VERSION = "7.8.9"' in (scratch / "CONTRIBUTING.md").read_text(encoding="utf-8")
     notebooks = setup_cell.notebooks(scratch)
     assert notebooks
     for path in notebooks:

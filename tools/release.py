@@ -4,7 +4,8 @@
 
 1. writes ``version = "2.1.0"`` into ``pyproject.toml`` (``[project]``), the one version source
    (``tformer.__version__`` reads it);
-2. rewrites every notebook's setup cell (``tools/setup_cell.py --fix``), so each records 2.1.0
+2. rewrites every notebook's setup cell (``tools/setup_cell.py --fix``), and the one shown in
+   CONTRIBUTING.md, so each records 2.1.0
    and on Colab installs ``tformer @ git+<repository.url>@v2.1.0``;
 3. prints what is left to do by hand: regenerate the Chinese notebooks (``make translations``),
    run the tests, commit, tag ``v2.1.0`` and push the tag (CONTRIBUTING.md, "Releasing"). Until
@@ -42,6 +43,17 @@ def write_version(version: str, pyproject: Path = PYPROJECT) -> str:
     return found[2]
 
 
+def _write_contributing_version(version: str, contributing: Path = ROOT / "CONTRIBUTING.md") -> None:
+    """CONTRIBUTING.md shows the canonical setup cell: the version it records follows the release."""
+    if not contributing.exists():
+        return
+    text = contributing.read_text(encoding="utf-8")
+    new = re.sub(r'(VERSION = ")\d+\.\d+\.\d+(")', rf"\g<1>{version}\g<2>", text)
+    if new != text:
+        contributing.write_text(new, encoding="utf-8")
+        print(f"CONTRIBUTING.md: its setup cell records {version}")
+
+
 def _installed_version() -> str:
     """``tformer.__version__`` as a fresh interpreter of this checkout reads it."""
     result = subprocess.run(
@@ -72,6 +84,7 @@ def release(version: str) -> int:
     previous = write_version(version)
     print(f"pyproject.toml: version {previous} -> {version}")
     subprocess.run([sys.executable, str(ROOT / "tools" / "setup_cell.py"), "--fix"], check=True, cwd=ROOT)
+    _write_contributing_version(version)
     tag = setup_cell.release_tag(version)
     print(
         f"\nNext (CONTRIBUTING.md, 'Releasing'):\n"
