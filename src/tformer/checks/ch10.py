@@ -1058,12 +1058,12 @@ def ex10(answer, prediction=None, model=None, test=None) -> None:
         print(translate(f'your prediction "same": right — up to its first mistake a string is '
                         "read the same way in both modes, the correct prefix, so the mistake "
                         f"falls at the same position: {same} of {strings} strings{rest}; "
-                        f"exposure bias can only act after it — {report}"))
+                        f"the two modes can only part after it — {report}"))
     else:
         print(translate(f'your prediction "{choice}": the run disagrees — the first mistake '
                         f"falls at the same position in {same} of {strings} strings{rest}: up "
                         "to it both modes read the same correct prefix, so they cannot differ "
-                        f"before it; exposure bias can only act after it — {report}"))
+                        f"before it; the two modes can only part after it — {report}"))
 
 
 def _top_k_softmax_all(logits, k, temperature):
