@@ -4,7 +4,7 @@
 #               and the PDF editions into _build/pdf/attention-executed.pdf and
 #               attention-executed-zh.pdf (also served from the HTML)
 #   make test   set everything up, run ruff and the whole pytest suite (units, notebook policy,
-#               nbval on solutions/, the book build, the browser test), in three processes
+#               nbval on solutions/, the book build, the browser test), in four processes
 # Set-up steps leave stamp files (.venv/.installed, vendor/VERSIONS.txt, .stamp-chromium), so a
 # second `make` skips them; deleting .venv or vendor/ redoes the step.
 
@@ -91,29 +91,33 @@ book: setup
 pdf: book
 
 # ruff and pytest both run even if the first fails; the target fails if either did.
-# Three pytest processes run side by side so both cores stay busy: the tests that need the built
-# book (marked `book`: the build, the stripped-cell runs, the browser and PDF checks), everything
+# Four pytest processes run side by side so both cores stay busy: the tests that need the built
+# book (marked `book`: the build, the stripped-cell runs, the browser and PDF checks) in two shards
+# (BOOK_SHARD, tests/conftest.py: shard 0 builds the book, shard 1 waits for that build and then
+# takes every other page test, so the browser checks after the build use both cores), everything
 # else (units, checkers, nbval on solutions/, the grader), and the reader-runtime tests
 # (tests/test_colab.py, tests/test_binder.py), which execute the notebooks again in their own
 # Colab and Binder environments. The book tests' and reader tests' reports are printed at the end.
-READER_TESTS := tests/test_colab.py tests/test_binder.py
-READER_LOG := _build/reader-runtimes.log
-BOOK_LOG := _build/book-tests.log
-
-# OpenMP threads that wait for work sleep instead of spinning: three processes share two cores, and a
+# OpenMP threads that wait for work sleep instead of spinning: the processes share two cores, and a
 # spinning PyTorch thread burns the time another process needs.
 test: export OMP_WAIT_POLICY = PASSIVE
 test: setup
 	status=0; \
 	$(BIN)/ruff check . || status=1; \
 	mkdir -p _build; \
+	rm -f _build/book-build.json; \
 	$(PY) -m pytest $(READER_TESTS) > $(READER_LOG) 2>&1 & reader=$$!; \
-	$(PY) -m pytest $(PYTEST_ARGS) $(addprefix --ignore=,$(READER_TESTS)) -m book \
+	BOOK_SHARD=0/2 $(PY) -m pytest $(PYTEST_ARGS) $(addprefix --ignore=,$(READER_TESTS)) -m book \
 		> $(BOOK_LOG) 2>&1 & book=$$!; \
+	BOOK_SHARD=1/2 BOOK_BUILDER_PID=$$book $(PY) -m pytest $(PYTEST_ARGS) \
+		$(addprefix --ignore=,$(READER_TESTS)) -m book > $(BOOK_LOG_2) 2>&1 & book2=$$!; \
 	$(PY) -m pytest $(PYTEST_ARGS) $(addprefix --ignore=,$(READER_TESTS)) -m "not book" || status=1; \
 	wait $$book || status=1; \
-	echo "== the book's tests (build, stripped cells, browser, PDF): $(BOOK_LOG)"; \
+	wait $$book2 || status=1; \
+	echo "== the book's tests, shard 0 (build, stripped cells, browser, PDF): $(BOOK_LOG)"; \
 	cat $(BOOK_LOG); \
+	echo "== the book's tests, shard 1 (browser, PDF): $(BOOK_LOG_2)"; \
+	cat $(BOOK_LOG_2); \
 	wait $$reader || status=1; \
 	echo "== reader runtimes (Colab, Binder): $(READER_LOG)"; \
 	cat $(READER_LOG); \
