@@ -100,6 +100,11 @@ pdf: book
 # Colab and Binder environments. The book tests' and reader tests' reports are printed at the end.
 # OpenMP threads that wait for work sleep instead of spinning: the processes share two cores, and a
 # spinning PyTorch thread burns the time another process needs.
+READER_TESTS := tests/test_colab.py tests/test_binder.py
+READER_LOG := _build/reader-runtimes.log
+BOOK_LOG := _build/book-tests.log
+BOOK_LOG_2 := _build/book-tests-2.log
+
 test: export OMP_WAIT_POLICY = PASSIVE
 test: setup
 	status=0; \
